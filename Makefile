@@ -1,0 +1,39 @@
+# gpuplan build entry points. `make demo` and `make test` are the two commands of the README.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+PY ?= /usr/bin/python3
+
+.PHONY: deps build demo test unit-test asan-test validation bench fuzz clean
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/gpuplan model llama-3.1-70b
+	./$(BUILD)/gpuplan memory --model llama-3.1-70b --gpu h100-sxm-80gb --gpus 64 --tp 8 --pp 4 \
+	  --seq-len 8192 --micro-batch 1 --global-batch 512 --precision bf16 --zero 1 --sequence-parallel \
+	  --recompute selective --attention flash
+
+unit-test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan-test: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_BENCH=OFF
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+validation: build
+	$(PY) validation/run_torch_validation.py --gpuplan ./$(BUILD)/gpuplan --out validation/torch_report.md
+
+test: unit-test asan-test validation
+
+bench: build
+	./$(BUILD)/gpuplan_bench
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

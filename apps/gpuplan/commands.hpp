@@ -1,0 +1,12 @@
+#pragma once
+// Each subcommand of the gpuplan program registers itself on the top-level app.
+#include <CLI/CLI.hpp>
+
+namespace gpuplan::cli {
+
+void add_model_command(CLI::App& app);     // gpuplan model
+void add_memory_command(CLI::App& app);    // gpuplan memory
+void add_catalog_command(CLI::App& app);   // gpuplan catalog
+void add_topo_command(CLI::App& app);      // gpuplan topo
+
+}  // namespace gpuplan::cli

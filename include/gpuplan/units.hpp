@@ -1,0 +1,28 @@
+#pragma once
+// Units. Byte counts are exact integers (std::int64_t, named *_bytes); rates and times are doubles named with
+// their unit (*_GBps = 1e9 bytes per second, *_s = seconds). GB = 1e9 bytes, GiB = 2^30 bytes.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpuplan {
+
+using bytes_t = std::int64_t;
+
+inline constexpr double kGB = 1e9;
+inline constexpr double kGiB = 1073741824.0;
+
+// "126.0 GB (117.3 GiB)": decimal and binary side by side, so neither can be mistaken for the other.
+std::string format_bytes(double bytes);
+
+// "7.00 B", "124.4 M": a parameter or token count with a decimal suffix.
+std::string format_count(double count);
+
+// Parses a byte size: a plain number of bytes ("1e9", "123"), or a number with a unit: B, KB, MB, GB, TB
+// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), case-insensitive. Throws InputError naming `field`.
+bytes_t parse_bytes(std::string_view text, std::string_view field);
+
+// Parses a count such as "7e9", "7B", "70b", "1.5T", "124M". Throws InputError naming `field`.
+double parse_count(std::string_view text, std::string_view field);
+
+}  // namespace gpuplan

@@ -1,0 +1,85 @@
+#include "gpuplan/units.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "gpuplan/error.hpp"
+
+namespace gpuplan {
+
+std::string format_bytes(double bytes) {
+  return fmt::format("{:.1f} GB ({:.1f} GiB)", bytes / kGB, bytes / kGiB);
+}
+
+std::string format_count(double count) {
+  const double a = std::fabs(count);
+  if (a >= 1e12) return fmt::format("{:.2f} T", count / 1e12);
+  if (a >= 1e9) return fmt::format("{:.2f} B", count / 1e9);
+  if (a >= 1e6) return fmt::format("{:.1f} M", count / 1e6);
+  if (a >= 1e3) return fmt::format("{:.1f} K", count / 1e3);
+  return fmt::format("{:.0f}", count);
+}
+
+namespace {
+
+// Splits "80GiB" into 80 and "gib". Returns false if there is no leading number.
+bool split_number(std::string_view text, double& value, std::string& unit) {
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  const char* first = s.data() + start;
+  const char* last = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || ptr == first) return false;
+  unit.clear();
+  for (const char* p = ptr; p != last; ++p) {
+    if (std::isspace(static_cast<unsigned char>(*p))) continue;
+    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
+  }
+  return std::isfinite(value);
+}
+
+}  // namespace
+
+bytes_t parse_bytes(std::string_view text, std::string_view field) {
+  const std::string accepted = "a size in bytes such as 80GiB, 80GB, 512MiB or 1e9";
+  double value = 0;
+  std::string unit;
+  if (!split_number(text, value, unit)) throw InputError(std::string(field), fmt::format("'{}'", text), accepted);
+  double scale = 0;
+  if (unit.empty() || unit == "b") scale = 1;
+  else if (unit == "kb") scale = 1e3;
+  else if (unit == "mb") scale = 1e6;
+  else if (unit == "gb") scale = 1e9;
+  else if (unit == "tb") scale = 1e12;
+  else if (unit == "kib") scale = 1024.0;
+  else if (unit == "mib") scale = 1024.0 * 1024;
+  else if (unit == "gib") scale = kGiB;
+  else if (unit == "tib") scale = kGiB * 1024;
+  else throw InputError(std::string(field), fmt::format("'{}' (unknown unit '{}')", text, unit), accepted);
+  const double bytes = value * scale;
+  if (bytes < 0 || bytes > 9.0e18) throw InputError(std::string(field), fmt::format("'{}'", text), accepted);
+  return static_cast<bytes_t>(std::llround(bytes));
+}
+
+double parse_count(std::string_view text, std::string_view field) {
+  const std::string accepted = "a count such as 7e9, 7B, 124M or 1.5T";
+  double value = 0;
+  std::string unit;
+  if (!split_number(text, value, unit)) throw InputError(std::string(field), fmt::format("'{}'", text), accepted);
+  double scale = 0;
+  if (unit.empty()) scale = 1;
+  else if (unit == "k") scale = 1e3;
+  else if (unit == "m") scale = 1e6;
+  else if (unit == "b" || unit == "g") scale = 1e9;
+  else if (unit == "t") scale = 1e12;
+  else throw InputError(std::string(field), fmt::format("'{}' (unknown suffix '{}')", text, unit), accepted);
+  return value * scale;
+}
+
+}  // namespace gpuplan
