@@ -1,0 +1,150 @@
+#pragma once
+// The memory model: every byte on every GPU of a training job, by component and by pipeline stage.
+// Pure functions of (model, training setup, layout, overheads). See docs/memory.md for every term and its source.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuplan/model.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan {
+
+enum class Precision { fp32, fp16, bf16, fp8 };   // fp16/bf16/fp8 mean mixed precision with fp32 master weights
+enum class DType { fp32, bf16, fp16 };
+enum class Optimizer { adam, adamw, sgd, sgd_momentum, adafactor, adam_8bit };
+enum class Recompute { none, selective, full };
+enum class Offload { none, optimizer, optimizer_and_params };
+enum class OffloadTarget { cpu, nvme };
+enum class PpSchedule { one_f_one_b, interleaved };
+enum class Attention { eager, flash };
+enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and buffers are counted
+
+struct TrainingConfig {
+  std::int64_t seq_len = 2048;
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 0;        // 0: micro_batch x dp (no gradient accumulation)
+  Precision precision = Precision::bf16;
+  Optimizer optimizer = Optimizer::adam;
+  DType grad_dtype = DType::fp32;       // gradient accumulation dtype (Megatron-LM's main_grad is fp32)
+  bool master_weights = true;           // fp32 master copy under mixed precision
+  double dropout = 0.0;
+  bool fused_loss = false;              // fused/chunked linear + cross-entropy: logits never materialized
+};
+
+struct Layout {
+  std::int64_t gpus = 0;                // 0: tp x pp x cp x dp
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t vpp = 1;                 // virtual stages (model chunks) per pipeline rank
+  std::int64_t cp = 1;
+  std::int64_t ep = 1;
+  std::int64_t etp = 0;                 // expert tensor parallel; 0: same as tp (Megatron-LM's default)
+  std::int64_t dp = 0;                  // 0: derived from gpus
+  bool sequence_parallel = false;
+  int zero = 0;                         // 0..3; 1 == Megatron distributed optimizer
+  Recompute recompute = Recompute::none;
+  std::int64_t recompute_layers = -1;   // full recompute of this many layers per stage (-1: all)
+  Offload offload = Offload::none;
+  OffloadTarget offload_target = OffloadTarget::cpu;
+  PpSchedule schedule = PpSchedule::one_f_one_b;
+  Attention attention = Attention::flash;
+  Impl impl = Impl::megatron;
+  std::int64_t first_stage_layers = -1; // uneven split: layers on the first / last stage (-1: even)
+  std::int64_t last_stage_layers = -1;
+};
+
+// Runtime overheads outside the tensor accounting. Defaults come from data/overheads.json (with sources).
+struct Overheads {
+  bytes_t cuda_context_bytes = 0;       // per process: CUDA context, kernel images
+  bytes_t nccl_per_communicator_bytes = 0;
+  double allocator_reserve_factor = 1.0;  // reserved / allocated of the caching allocator
+  bool enabled = true;                  // false: --no-overheads
+};
+Overheads default_overheads();
+
+struct MemoryInputs {
+  std::optional<ModelConfig> model;     // absent: --params only (activations unknown)
+  double params = 0;                    // used when model is absent
+  TrainingConfig training;
+  Layout layout;
+  Overheads overheads;
+  bytes_t capacity_bytes = 0;           // usable memory of one GPU
+};
+
+// One named contribution to a component, for the explanation table.
+struct Term {
+  const char* component;                // "activations", "comm_buffers", ...
+  const char* name;
+  double bytes;
+  const char* source;
+};
+
+struct StageMemory {
+  std::int64_t stage = 0;
+  std::int64_t layers = 0;              // decoder layers this pipeline rank holds
+  std::int64_t in_flight = 0;           // microbatches (1F1B) or model-chunk microbatches (interleaved) held
+  bytes_t weights = 0;
+  bytes_t master_weights = 0;
+  bytes_t gradients = 0;
+  bytes_t optimizer_states = 0;
+  bytes_t activations = 0;
+  bytes_t logits = 0;
+  bytes_t comm_buffers = 0;
+  bytes_t runtime = 0;
+  bytes_t forward_peak = 0;             // phase totals; total is their maximum
+  bytes_t backward_peak = 0;
+  bytes_t optimizer_peak = 0;
+  bytes_t total = 0;
+  const char* peak_phase = "";
+  bytes_t host = 0;                     // offloaded to host memory, per GPU
+  bytes_t nvme = 0;                     // offloaded to NVMe, per GPU
+  std::vector<Term> terms;              // filled when MemoryOptions::explain
+};
+
+struct MemoryReport {
+  std::vector<StageMemory> stages;
+  std::int64_t worst_stage = 0;
+  bool activations_known = true;
+  std::int64_t dp = 1;
+  std::int64_t gpus = 1;
+  std::int64_t microbatches = 1;        // per step, per pipeline (gradient accumulation steps)
+  double params_total = 0;
+  bytes_t capacity_bytes = 0;
+  bool fits = false;
+  const StageMemory& worst() const { return stages[static_cast<std::size_t>(worst_stage)]; }
+};
+
+// Fills derived layout fields (gpus, dp, etp) and checks every constraint; throws InputError naming the option.
+Layout resolve_layout(const MemoryInputs& inputs);
+
+// The estimate. `explain` records every term with its source (slower; off in searches).
+MemoryReport estimate_memory(const MemoryInputs& inputs, bool explain = false);
+
+// A single change that makes the job fit, with its new per-GPU total and its cost.
+struct Suggestion {
+  std::string change;                   // "--zero 3"
+  std::string description;
+  MemoryInputs inputs;                  // the changed inputs
+  bytes_t new_total = 0;
+  bool fits = false;
+  double extra_compute_fraction = 0;    // +0.33 = a third more compute
+  double extra_comm_bytes_per_step = 0; // per GPU
+  std::int64_t extra_gpus = 0;
+  std::string cost;                     // human summary of the cost
+};
+std::vector<Suggestion> suggest_fixes(const MemoryInputs& inputs);
+
+// Names used in the CLI and JSON.
+const char* to_string(Precision);
+const char* to_string(DType);
+const char* to_string(Optimizer);
+const char* to_string(Recompute);
+const char* to_string(Offload);
+const char* to_string(OffloadTarget);
+const char* to_string(PpSchedule);
+const char* to_string(Attention);
+const char* to_string(Impl);
+
+}  // namespace gpuplan

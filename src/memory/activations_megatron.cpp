@@ -1,0 +1,68 @@
+// Tensors Megatron-Core (with Transformer Engine) saves for backward in one GPT/Llama-style decoder layer.
+// Korthikanti et al. 2022 (arXiv 2205.05198) section 4, generalized to GQA, head_dim != h/a, gated MLPs, flash
+// attention, MoE and context parallelism. Each term below names the tensor; docs/memory.md derives the sum.
+#include "memory/activations_common.hpp"
+
+namespace gpuplan::memory {
+
+namespace {
+constexpr const char* kKorthikanti = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4.1";
+constexpr const char* kFlash = "FlashAttention saves q, k, v, output and fp32 logsumexp (Dao 2022)";
+constexpr const char* kMoe = "Megatron-Core MoE token dispatcher and grouped experts (balanced routing)";
+}  // namespace
+
+double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g) {
+  const double before = g.total();
+  const double seq_split = c.sp ? c.t : 1.0;   // sequence-parallel regions are split over TP
+  g.add("input norm input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+  g.add("input norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
+  if (x.mla) {
+    mla_projection_terms(c, x, g, seq_split);
+  } else {
+    g.add("QKV projection input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+    g.add("query", c.e * x.tokens * x.q_width / c.t, kKorthikanti);
+    g.add("key and value", c.e * x.tokens * 2.0 * x.kv_width / c.t, "GQA: k/a of the query width");
+  }
+  core_attention_terms(c, x, g, kKorthikanti, kFlash);
+  g.add("output projection input", c.e * x.tokens * x.v_width / c.t, kKorthikanti);
+  if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.h / seq_split, kKorthikanti);
+  return g.total() - before;
+}
+
+double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g) {
+  const double before = g.total();
+  const double seq_split = c.sp ? c.t : 1.0;
+  g.add("pre-MLP norm input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+  g.add("pre-MLP norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
+  const double up_outputs = x.gated ? 2.0 : 1.0;
+  if (!moe_layer) {
+    g.add("MLP up-projection input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+    g.add(x.gated ? "gate and up projection outputs" : "activation input (fc1 output)",
+          up_outputs * c.e * x.tokens * x.f / c.t, kKorthikanti);
+    g.add("down-projection input", c.e * x.tokens * x.f / c.t, kKorthikanti);
+  } else {
+    const ModelConfig& m = *c.model;
+    const double experts = static_cast<double>(m.moe.routed_experts);
+    const double top_k = static_cast<double>(m.moe.top_k);
+    const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
+    g.add("router input", c.e * x.tokens * x.h / seq_split, kMoe);
+    g.add("router scores (fp32)", 4.0 * x.tokens * experts / seq_split, kMoe);
+    // With sequence parallelism the dispatcher gathers the TP group's tokens; experts split f over expert-TP.
+    const double routed_tokens = x.tokens * top_k * (c.sp ? c.etp / c.t : 1.0);
+    g.add("dispatched tokens (expert input)", c.e * routed_tokens * x.h, kMoe);
+    g.add(x.gated ? "expert gate and up outputs" : "expert fc1 output", up_outputs * c.e * routed_tokens * fe / c.etp,
+          kMoe);
+    g.add("expert down-projection input", c.e * routed_tokens * fe / c.etp, kMoe);
+    g.add("expert outputs before combine", c.e * routed_tokens * x.h, kMoe);
+    const double shared_f = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
+    if (shared_f > 0) {
+      g.add("shared expert input", c.e * x.tokens * x.h / seq_split, kMoe);
+      g.add("shared expert up outputs", up_outputs * c.e * x.tokens * shared_f / c.t, kMoe);
+      g.add("shared expert down-projection input", c.e * x.tokens * shared_f / c.t, kMoe);
+    }
+  }
+  if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.h / seq_split, kKorthikanti);
+  return g.total() - before;
+}
+
+}  // namespace gpuplan::memory

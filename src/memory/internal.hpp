@@ -1,0 +1,80 @@
+#pragma once
+// Shared pieces of the memory model (not part of the public API).
+#include <cstdint>
+#include <vector>
+
+#include "gpuplan/memory.hpp"
+
+namespace gpuplan::memory {
+
+// Adds named contributions to a running total; records them only when explaining.
+class Ledger {
+ public:
+  Ledger(const char* component, std::vector<Term>* record) : component_(component), record_(record) {}
+  void add(const char* name, double bytes, const char* source) {
+    if (bytes == 0) return;
+    total_ += bytes;
+    if (record_ != nullptr) record_->push_back(Term{component_, name, bytes, source});
+  }
+  double total() const { return total_; }
+
+ private:
+  const char* component_;
+  std::vector<Term>* record_;
+  double total_ = 0;
+};
+
+// Bytes per parameter of each model-state component before any sharding.
+struct StateBytesPerParam {
+  double weights = 0;
+  double master = 0;
+  double gradients = 0;
+  double optimizer = 0;
+};
+StateBytesPerParam state_bytes_per_param(const TrainingConfig& training, const ModelConfig* model);
+
+// Bytes of one activation element as saved (2 under 16-bit mixed precision, 4 in fp32).
+double activation_element_bytes(const TrainingConfig& training);
+
+// Parameters one pipeline rank holds, after TP/EP division (before ZeRO sharding).
+struct StageParams {
+  std::int64_t layers = 0;
+  std::int64_t moe_layers = 0;
+  double dense = 0;            // sharded over the data-parallel x context-parallel group
+  double expert = 0;           // sharded over the expert-data-parallel group
+  double largest_layer = 0;    // one layer's parameters on this rank (ZeRO-3 gather unit)
+  double embedding = 0;        // embedding or output-layer parameters on this rank
+  bool first = false;
+  bool last = false;
+};
+std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& layout, const ParamCounts* counts);
+
+// Shapes seen by one rank for one microbatch.
+struct ActivationContext {
+  const ModelConfig* model = nullptr;
+  double s = 0;                // sequence on this rank (seq_len / cp)
+  double s_kv = 0;             // keys each query attends to (seq_len)
+  double b = 0;
+  double t = 1;                // tensor parallel
+  double etp = 1;
+  bool sp = false;
+  double e = 2;                // bytes per activation element
+  bool dropout = false;
+  Attention attention = Attention::flash;
+  bool selective = false;
+  Impl impl = Impl::megatron;
+  bool fp32_compute = false;   // torch-nn under fp32: no autocast copies
+};
+
+// Bytes one decoder layer saves for backward, one microbatch.
+double layer_activation_bytes(const ActivationContext& c, bool moe_layer, Ledger& ledger);
+// Bytes a fully recomputed layer keeps (its input).
+double checkpointed_layer_bytes(const ActivationContext& c, Ledger& ledger);
+// Embedding-side activations of the first stage, one microbatch.
+double embedding_activation_bytes(const ActivationContext& c, Ledger& ledger);
+// Output-side activations of the last stage (final norm, output-layer input), one microbatch.
+double head_activation_bytes(const ActivationContext& c, Ledger& ledger);
+// Logits and loss buffers at their peak, last stage, one microbatch.
+double logits_bytes(const ActivationContext& c, const TrainingConfig& training, Ledger& ledger);
+
+}  // namespace gpuplan::memory

@@ -1,0 +1,170 @@
+// When a job does not fit: try single changes, re-estimate each, and price what each costs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "gpuplan/error.hpp"
+#include "memory/internal.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+struct Candidate {
+  std::string change;
+  std::string description;
+  std::function<void(MemoryInputs&)> apply;
+};
+
+// Bytes one GPU sends per step for TP all-reduces (4 per layer per microbatch: 2 forward, 2 backward).
+double tp_comm_bytes(const MemoryInputs& in, const Layout& l, std::int64_t microbatches) {
+  if (!in.model || l.tp <= 1) return 0;
+  const double t = static_cast<double>(l.tp);
+  const double activation = static_cast<double>(in.training.seq_len / l.cp) * static_cast<double>(in.training.micro_batch) *
+                            static_cast<double>(in.model->hidden) * memory::activation_element_bytes(in.training);
+  const double layers_per_stage = static_cast<double>(in.model->layers) / static_cast<double>(l.pp);
+  return 4.0 * 2.0 * (t - 1.0) / t * activation * layers_per_stage * static_cast<double>(microbatches);
+}
+
+// Parameter bytes one data-parallel rank all-reduces (or reduce-scatters + all-gathers) per step.
+double dp_comm_bytes(const Layout& l, double params_local) {
+  const double d = static_cast<double>(l.dp * l.cp);
+  if (d <= 1) return 0;
+  const double ring = 2.0 * (d - 1.0) / d * params_local * 2.0;  // 16-bit gradients and parameters
+  return l.zero == 3 ? ring * 1.5 : ring;                        // ZeRO-3 gathers parameters again in backward
+}
+
+}  // namespace
+
+std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
+  const Layout base = resolve_layout(in);
+  const MemoryReport before = estimate_memory(in);
+  const double params_local = before.params_total / static_cast<double>(base.tp * base.pp);
+  const double flops_training =
+      in.model ? flops_per_token(*in.model, in.training.seq_len).training : 0.0;
+  const double flops_attention =
+      in.model ? 3.0 * flops_per_token(*in.model, in.training.seq_len).attention_forward : 0.0;
+
+  std::vector<Candidate> candidates;
+  for (int z = base.zero + 1; z <= 3; ++z)
+    if (base.dp * base.cp > 1)
+      candidates.push_back({fmt::format("--zero {}", z),
+                            z == 3 ? "shard parameters, gradients and optimizer states over data parallel (ZeRO-3/FSDP)"
+                                   : (z == 2 ? "shard gradients and optimizer states (ZeRO-2)"
+                                             : "shard optimizer states (ZeRO-1 / distributed optimizer)"),
+                            [z](MemoryInputs& m) { m.layout.zero = z; }});
+  if (in.model && base.recompute == Recompute::none && base.attention == Attention::eager)
+    candidates.push_back({"--recompute selective", "recompute attention scores in backward",
+                          [](MemoryInputs& m) { m.layout.recompute = Recompute::selective; }});
+  if (in.model && base.recompute != Recompute::full)
+    candidates.push_back({"--recompute full", "keep only each layer's input; recompute the layer in backward",
+                          [](MemoryInputs& m) { m.layout.recompute = Recompute::full; m.layout.recompute_layers = -1; }});
+  if (in.model && !in.training.fused_loss)
+    candidates.push_back({"--fused-loss", "fused/chunked output layer + cross-entropy: logits never materialized",
+                          [](MemoryInputs& m) { m.training.fused_loss = true; }});
+  if (in.training.micro_batch > 1)
+    candidates.push_back({fmt::format("--micro-batch {}", in.training.micro_batch / 2),
+                          "halve the micro-batch; gradient accumulation keeps the global batch",
+                          [base](MemoryInputs& m) {
+                            if (m.training.global_batch == 0)
+                              m.training.global_batch = m.training.micro_batch * base.dp;
+                            m.training.micro_batch /= 2;
+                          }});
+  const bool dp_even = base.dp % 2 == 0;
+  auto grow = [&](const char* flag, std::int64_t value, std::function<void(Layout&)> set) {
+    candidates.push_back({fmt::format("{} {}", flag, value), dp_even ? "same GPUs, half the data parallelism"
+                                                                     : "twice the GPUs",
+                          [=](MemoryInputs& m) {
+                            set(m.layout);
+                            if (dp_even) {
+                              if (m.layout.gpus == 0) m.layout.dp = base.dp / 2;
+                              else m.layout.dp = 0;
+                            } else {
+                              m.layout.gpus = 0;
+                              m.layout.dp = base.dp;
+                            }
+                          }});
+  };
+  grow("--tp", base.tp * 2, [t = base.tp * 2](Layout& l) { l.tp = t; });
+  grow("--pp", base.pp * 2, [p = base.pp * 2](Layout& l) { l.pp = p; });
+  grow("--cp", base.cp * 2, [c = base.cp * 2](Layout& l) { l.cp = c; });
+  if (base.zero >= 1 && base.offload == Offload::none)
+    candidates.push_back({"--offload optimizer", "keep master weights and optimizer states in host memory",
+                          [](MemoryInputs& m) { m.layout.offload = Offload::optimizer; }});
+  if (base.zero >= 1)
+    for (std::int64_t factor : {2, 4, 8, 16})
+      candidates.push_back({fmt::format("--gpus {}", base.gpus * factor),
+                            fmt::format("{}x the data-parallel GPUs (shards optimizer states further)", factor),
+                            [factor, base](MemoryInputs& m) {
+                              m.layout.gpus = base.gpus * factor;
+                              m.layout.dp = 0;
+                              if (m.training.global_batch == 0)
+                                m.training.global_batch = m.training.micro_batch * base.dp * factor;
+                            }});
+
+  std::vector<Suggestion> out;
+  bool gpus_fit = false;
+  for (const auto& c : candidates) {
+    Suggestion s;
+    s.change = c.change;
+    s.description = c.description;
+    s.inputs = in;
+    c.apply(s.inputs);
+    Layout after;
+    MemoryReport r;
+    try {
+      after = resolve_layout(s.inputs);
+      r = estimate_memory(s.inputs);
+    } catch (const InputError&) {
+      continue;  // the change is not possible for this model or GPU count
+    }
+    if (r.worst().total >= before.worst().total) continue;
+    if (c.change.rfind("--gpus", 0) == 0) {
+      if (gpus_fit) continue;  // only the smallest GPU count that fits
+      gpus_fit = r.fits;
+    }
+    s.new_total = r.worst().total;
+    s.fits = r.fits;
+    s.extra_gpus = after.gpus - base.gpus;
+    const double comm_before = tp_comm_bytes(in, base, before.microbatches) + dp_comm_bytes(base, params_local);
+    const double params_after = r.params_total / static_cast<double>(after.tp * after.pp);
+    const double comm_after = tp_comm_bytes(s.inputs, after, r.microbatches) + dp_comm_bytes(after, params_after);
+    s.extra_comm_bytes_per_step = std::max(0.0, comm_after - comm_before);
+    if (flops_training > 0) {
+      if (after.recompute == Recompute::full && base.recompute != Recompute::full)
+        s.extra_compute_fraction = 1.0 / 3.0;  // one more forward per training step (forward is 1/3 of it)
+      else if (after.recompute == Recompute::selective && base.recompute == Recompute::none)
+        s.extra_compute_fraction = flops_attention / 3.0 / flops_training;
+    }
+    if (after.pp > base.pp) {
+      const double m = static_cast<double>(r.microbatches);
+      s.extra_compute_fraction = static_cast<double>(after.pp - 1) / m - static_cast<double>(base.pp - 1) / m;
+    }
+    std::string cost;
+    if (s.extra_gpus > 0) cost += fmt::format("+{} GPUs; ", s.extra_gpus);
+    if (s.extra_compute_fraction > 0)
+      cost += fmt::format("+{:.1f}% {}; ", 100.0 * s.extra_compute_fraction,
+                          after.pp > base.pp ? "time in pipeline bubble" : "compute");
+    if (s.extra_comm_bytes_per_step > 0)
+      cost += fmt::format("+{:.2f} GB communicated per GPU per step; ", s.extra_comm_bytes_per_step / kGB);
+    if (after.offload != Offload::none && base.offload == Offload::none)
+      cost += "host-link traffic every step (gradients down, parameters up); ";
+    if (s.inputs.training.micro_batch < in.training.micro_batch) cost += "smaller GEMMs, more microbatches; ";
+    if (cost.empty()) cost = "no extra compute or communication volume";
+    else cost.resize(cost.size() - 2);
+    s.cost = cost;
+    out.push_back(std::move(s));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Suggestion& a, const Suggestion& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (a.extra_gpus != b.extra_gpus) return a.extra_gpus < b.extra_gpus;
+    if (a.extra_compute_fraction != b.extra_compute_fraction) return a.extra_compute_fraction < b.extra_compute_fraction;
+    if (a.extra_comm_bytes_per_step != b.extra_comm_bytes_per_step)
+      return a.extra_comm_bytes_per_step < b.extra_comm_bytes_per_step;
+    return a.new_total < b.new_total;
+  });
+  return out;
+}
+
+}  // namespace gpuplan
