@@ -128,15 +128,17 @@ MemoryInputs MemoryOptions::resolve() const {
   t.fused_loss = fused_loss;
 
   Layout& l = in.layout;
-  l.gpus = gpus;
+  // Given degrees must be positive; the model derives the ones left out.
+  for (const auto& [flag, value] : {std::pair{"--gpus", gpus}, {"--dp", dp}, {"--etp", etp}})
+    if (value != -1 && value < 1) throw InputError(flag, std::to_string(value), "a positive integer");
+  l.gpus = gpus == -1 ? 0 : gpus;
   l.tp = tp;
   l.pp = pp;
   l.vpp = vpp;
   l.cp = cp;
   l.ep = ep;
-  l.etp = etp;
-  l.dp = dp;
-  if (gpus < 0) throw InputError("--gpus", std::to_string(gpus), "a positive count");
+  l.etp = etp == -1 ? 0 : etp;
+  l.dp = dp == -1 ? 0 : dp;
   l.sequence_parallel = sequence_parallel;
   l.zero = zero;
   l.recompute = pick<Recompute>("--recompute", recompute,

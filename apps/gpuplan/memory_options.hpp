@@ -21,7 +21,7 @@ struct MemoryOptions {
   bool no_master_weights = false;
   double dropout = 0.0;
   bool fused_loss = false;
-  std::int64_t gpus = 0, tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 0, dp = 0;
+  std::int64_t gpus = -1, tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = -1, dp = -1;  // -1: not given
   bool sequence_parallel = false;
   int zero = 0;
   std::string recompute = "none";

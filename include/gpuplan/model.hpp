@@ -70,6 +70,8 @@ struct ModelConfig {
   MlaConfig mla;
 
   bool is_moe() const { return moe.routed_experts > 0; }
+  // head_dim, or hidden / heads where head_dim is left 0 to follow hidden and heads.
+  std::int64_t head_width() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
   bool is_moe_layer(std::int64_t layer_index) const;   // 0-based
 };
 

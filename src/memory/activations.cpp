@@ -24,8 +24,8 @@ Shapes shapes_of(const ActivationContext& c) {
     x.kv_width = x.q_width;
     x.v_width = x.heads * static_cast<double>(m.mla.v_head_dim);
   } else {
-    x.q_width = x.heads * static_cast<double>(m.head_dim);
-    x.kv_width = static_cast<double>(m.kv_heads * m.head_dim);
+    x.q_width = x.heads * static_cast<double>(m.head_width());
+    x.kv_width = static_cast<double>(m.kv_heads * m.head_width());
     x.v_width = x.q_width;
   }
   return x;

@@ -170,7 +170,7 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
       if (megatron && ctx.sp)
         comm.add("sequence-parallel all-gather buffer", ctx.e * tokens * h, "Megatron-LM global memory buffer");
       if (l.cp > 1) {
-        const double kv = static_cast<double>(model->kv_heads * model->head_dim);
+        const double kv = static_cast<double>(model->kv_heads * model->head_width());
         comm.add("context-parallel K/V ring buffers (double-buffered)", 2.0 * 2.0 * ctx.e * tokens * kv / ctx.t,
                  "Megatron-Core ring attention (TransformerEngine context parallel)");
       }
