@@ -157,7 +157,7 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
         if (sp.first) record(microbatch_units, [&](Ledger& g) { memory::embedding_activation_bytes(ctx, g); });
         if (sp.last) record(1.0, [&](Ledger& g) { memory::head_activation_bytes(ctx, g); });
         if (working > 0)
-          st.terms.push_back(Term{"activations", "recompute working set (one layer rebuilt in backward)", working,
+          st.terms.push_back(Term{"backward phase", "recompute working set (one layer rebuilt in backward)", working,
                                   "Chen et al. 2016 gradient checkpointing"});
       }
 
@@ -231,7 +231,7 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
     st.master_weights = to_bytes(mw.total());
     st.gradients = to_bytes(grads);
     st.optimizer_states = to_bytes(os.total());
-    st.activations = to_bytes(stored + working);
+    st.activations = to_bytes(stored);
     st.logits = to_bytes(logits);
     st.comm_buffers = to_bytes(comm.total());
     st.runtime = to_bytes(rt.total());
