@@ -1,0 +1,160 @@
+#pragma once
+// Intra-node interconnect topology: what `nvidia-smi topo -m`, `nvidia-smi nvlink -s`, `rocm-smi --showtopo` and
+// `amd-smi topology` print, read into plain data, and the pure functions that turn it into per-pair bandwidths,
+// NVLink domains, GPU-NIC pairing and placement advice. The only I/O here is discover_topology_nvml (defined in
+// src/io/nvml_topology.cpp); everything else takes text and returns values. See docs/topology.md.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuplan {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Connection codes
+
+// Path classes, best first. `pcie` is AMD's PCIE link type (no finer level printed); `sys` also covers the old SOC.
+enum class PathType { self, nvlink, xgmi, pix, pxb, phb, node, sys, pcie, unknown };
+
+struct PathCode {
+  PathType type = PathType::unknown;
+  int links = 0;  // NV#: number of bonded NVLinks; 1 for a direct xGMI link; 0 otherwise
+};
+
+// Classifies a code as printed ("X", "NV12", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC", "XGMI", "PCIE", "SELF").
+// Returns PathType::unknown for anything else (including "?" for a pair the input did not give).
+PathCode classify_code(std::string_view code);
+
+// Rank of a path class for "nearest" decisions: lower is closer (self 0 ... unknown last).
+int path_rank(PathType type);
+
+// "PCIe through the CPU (SYS)" and the like, for messages.
+std::string describe_path(std::string_view code);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parsed topology (what the tools print, nothing inferred)
+
+struct TopoGpu {
+  int index = 0;
+  std::string name;                   // "NVIDIA H800" when the input names it, else ""
+  std::string pci_bus_id;             // amd-smi / NVML only, else ""
+  std::optional<int> numa_node;       // "NUMA Affinity" (nvidia-smi) or "Numa Node" (rocm-smi); nullopt if N/A
+  std::string cpu_affinity;           // as printed ("0-47,96-143"); "" when absent, blank, N/A or malformed
+  std::optional<int> gpu_numa_id;     // "GPU NUMA ID" (Grace systems); nullopt if absent or N/A
+};
+
+struct TopoNic {
+  std::string label;                  // the matrix label: "NIC0" or "mlx5_0"
+  std::string name;                   // device name from the NIC Legend ("mlx5_0"); == label when named directly
+  std::vector<std::string> gpu_codes; // code to each GPU, "?" where the input does not say
+};
+
+struct Topology {
+  std::string format;                 // "nvidia-smi topo -m", "rocm-smi --showtopo", "amd-smi topology", "nvml"
+  std::vector<TopoGpu> gpus;
+  std::vector<TopoNic> nics;
+  std::vector<std::vector<std::string>> links;  // GPU x GPU codes as printed, "X" on the diagonal, "?" if unknown
+  // amd-smi "NUMA BW TABLE": maximum of the min-max figure, in GB/s (MB/s / 1000); empty when not given.
+  std::vector<std::vector<double>> reported_bandwidth_GBps;
+  std::vector<std::string> warnings;  // what the input lacked or what looked wrong (clipped copy, asymmetry, ...)
+};
+
+// `nvidia-smi topo -m`. Leading lines starting with '#' (and shell prompt lines) are skipped; tabs or runs of
+// spaces separate cells; ANSI escapes are ignored; the matrix stops at "Legend:". Throws InputError for text that
+// is not such an output, a non-square matrix, a wrong diagonal or an unknown code (naming row and column).
+Topology parse_nvidia_smi_topo(std::string_view text);
+
+// `rocm-smi --showtopo` ("Link Type between two GPUs" table, plus the Numa Nodes section when present).
+Topology parse_rocm_smi_topo(std::string_view text);
+
+// `amd-smi topology` (LINK TYPE TABLE keyed by PCI BDF, NUMA BW TABLE when present).
+Topology parse_amd_smi_topology(std::string_view text);
+
+// Any of the three above, recognised from the text.
+Topology parse_topology(std::string_view text);
+
+// ---------------------------------------------------------------------------------------------------------------
+// `nvidia-smi nvlink -s` / `--status`
+
+struct NvlinkGpuStatus {
+  int gpu = 0;
+  std::string name;                   // "NVIDIA H800"
+  int links_listed = 0;               // Link lines printed for this GPU
+  int links_active = 0;               // those with a rate
+  std::vector<int> inactive_links;    // link numbers printed as <inactive>
+  double per_link_GBps = 0;           // rate printed for the active links (largest if they differ); 0 if none
+};
+
+struct NvlinkStatus {
+  std::vector<NvlinkGpuStatus> gpus;  // in the order printed
+  std::vector<std::string> warnings;  // gaps in GPU numbering (elided output), differing rates
+  const NvlinkGpuStatus* find(int gpu) const;
+};
+
+// Throws InputError when no "GPU <i>: <name>" line followed by "Link <n>: ..." lines is found.
+NvlinkStatus parse_nvlink_status(std::string_view text);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Link rates (per direction, GB/s). Each entry carries its source; see src/topology/link_rates.cpp.
+
+struct GpuLinkRates {
+  std::string generation;             // "Hopper (NVLink 4)", "AMD CDNA3 (xGMI)"
+  double nvlink_per_link_GBps = 0;    // nominal data rate of one link, one direction
+  int nvlinks_per_gpu = 0;
+  double pcie_GBps = 0;               // x16 link of the GPU's PCIe generation, one direction
+  double nic_GBps = 0;                // usual compute NIC of that generation's systems, one direction
+  std::string nic_name;               // "NDR 400 Gb/s"
+  std::string source;                 // where these numbers come from
+};
+
+// By GPU name ("h100", "NVIDIA H800", "Tesla V100-SXM2-32GB", "mi300x"); nullopt if not recognised.
+std::optional<GpuLinkRates> link_rates_for_gpu(std::string_view gpu_name);
+
+// By the per-link figure `nvidia-smi nvlink -s` prints (25.781 -> NVLink 2, 26.562 -> NVLink 4, ...).
+std::optional<GpuLinkRates> link_rates_for_smi_rate(double printed_GBps);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Analysis
+
+struct TopologyOptions {
+  std::string gpu_name;                       // --gpu: fixes the generation; "" to infer
+  std::optional<double> nic_GBps;             // --nic-GBps: per NIC, one direction
+  std::optional<NvlinkStatus> nvlink_status;  // refines NVLink rates and removes inactive links
+};
+
+struct TopologyReport {
+  Topology topology;
+  std::optional<GpuLinkRates> rates;          // nullopt when the generation could not be inferred
+  std::string rates_reason;                   // how the rates were chosen ("--gpu h100", "inferred from NV18", ...)
+  std::vector<std::vector<double>> bandwidth_GBps;  // GPU x GPU, per direction, 0 on the diagonal
+  std::vector<std::vector<int>> nvlink_domains;     // connected components of the NVLink (or xGMI) graph
+  std::vector<std::vector<int>> all_to_all_groups;  // largest groups with a direct fast link between every pair,
+                                                    // one per domain
+  std::vector<int> nearest_nic;               // per GPU: index into topology.nics, -1 when none
+  std::vector<std::vector<int>> nic_nearest_gpus;   // per NIC: the GPUs closest to it (empty for a SYS-only NIC)
+  int compute_nics = 0;                       // NICs nearest to at least one GPU
+  double fastest_gpu_GBps = 0;                // best GPU-GPU pair bandwidth
+  double nic_GBps = 0;                        // per NIC, one direction (option, catalog or NCCL default)
+  std::string nic_reason;
+  int max_tp_in_domain = 1;                   // largest power of two <= the largest all-to-all group
+  std::vector<std::string> advice;
+  std::vector<std::string> warnings;          // parse warnings plus those of the analysis
+};
+
+// Pure: computes the report from a parsed topology. Throws InputError for an unknown --gpu name or a
+// non-positive --nic-GBps.
+TopologyReport analyze_topology(const Topology& topology, const TopologyOptions& options = {});
+
+// Connected components of the GPUs joined by NVLink or xGMI codes; a GPU without such a link is its own domain.
+// Sorted by smallest GPU index.
+std::vector<std::vector<int>> nvlink_domains(const Topology& topology);
+
+// "0-3", "0,2,5-7".
+std::string format_gpu_set(const std::vector<int>& gpus);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Live discovery (I/O): NVML loaded with dlopen("libnvidia-ml.so.1") at run time, no build dependency on CUDA.
+// Throws InputError telling the user to pass a `nvidia-smi topo -m` file when the library or a driver is missing.
+Topology discover_topology_nvml();
+
+}  // namespace gpuplan

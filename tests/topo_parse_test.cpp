@@ -1,0 +1,218 @@
+// nvidia-smi topo -m parsing. Every expected value below was read by hand from the file named in the test.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/topology.hpp"
+
+namespace gpuplan {
+namespace {
+
+std::string read_topo(const std::string& name) {
+  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/topo/" + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << name;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool any_warning_contains(const std::vector<std::string>& ws, const std::string& needle) {
+  for (const auto& w : ws) {
+    if (w.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_nvidia_smi_topo(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TopoParse, DgxA100TabsTenNics) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("01_dgx-a100_nv12_10nic_tabs.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);  // GPU0..GPU7 in the header
+  ASSERT_EQ(t.nics.size(), 10u); // NIC0..NIC9
+  EXPECT_EQ(t.links[0][1], "NV12");
+  EXPECT_EQ(t.links[7][6], "NV12");
+  EXPECT_EQ(t.links[3][3], "X");
+  EXPECT_EQ(t.nics[0].name, "mlx5_0");  // NIC Legend: NIC0: mlx5_0
+  EXPECT_EQ(t.nics[9].name, "mlx5_9");
+  EXPECT_EQ(t.nics[0].gpu_codes[0], "PXB");  // row GPU0, column NIC0
+  EXPECT_EQ(t.nics[2].gpu_codes[0], "SYS");  // row GPU0, column NIC2
+  EXPECT_EQ(t.nics[8].gpu_codes[7], "SYS");  // NIC8 is SYS to every GPU
+  EXPECT_EQ(t.gpus[0].cpu_affinity, "48-63,176-191");
+  EXPECT_EQ(t.gpus[0].numa_node, 3);
+  EXPECT_EQ(t.gpus[2].numa_node, 1);
+  EXPECT_EQ(t.gpus[4].cpu_affinity, "112-127,240-255");
+  EXPECT_EQ(t.gpus[4].numa_node, 7);
+  EXPECT_FALSE(t.gpus[0].gpu_numa_id.has_value());  // no GPU NUMA ID column
+  EXPECT_TRUE(t.warnings.empty());
+}
+
+TEST(TopoParse, Dgx1HybridCubeMeshNicNamedDirectly) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  ASSERT_EQ(t.nics.size(), 1u);
+  EXPECT_EQ(t.nics[0].name, "mlx5_0");
+  EXPECT_EQ(t.links[0][1], "NV1");
+  EXPECT_EQ(t.links[0][3], "NV2");
+  EXPECT_EQ(t.links[0][5], "SYS");
+  EXPECT_EQ(t.links[4][7], "NV2");
+  EXPECT_EQ(t.nics[0].gpu_codes[2], "PIX");
+  EXPECT_EQ(t.nics[0].gpu_codes[0], "NODE");
+  EXPECT_EQ(t.nics[0].gpu_codes[5], "SYS");
+  EXPECT_EQ(t.gpus[4].cpu_affinity, "12-23,36-47");
+  EXPECT_FALSE(t.gpus[0].numa_node.has_value());  // no NUMA Affinity column
+}
+
+TEST(TopoParse, NvlinkBridgePairNumaNotAvailable) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("03_2gpu_nvlink-bridge_nv2_numa-na.txt"));
+  ASSERT_EQ(t.gpus.size(), 2u);
+  EXPECT_TRUE(t.nics.empty());
+  EXPECT_EQ(t.links[0][1], "NV2");
+  EXPECT_EQ(t.gpus[1].cpu_affinity, "0-23");
+  EXPECT_FALSE(t.gpus[1].numa_node.has_value());  // N/A
+}
+
+TEST(TopoParse, PcieOnlyPair) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("04_2gpu_pcie-only_phb_consumer.txt"));
+  ASSERT_EQ(t.gpus.size(), 2u);
+  EXPECT_EQ(t.links[1][0], "PHB");
+  EXPECT_EQ(t.gpus[0].cpu_affinity, "0-11");
+}
+
+TEST(TopoParse, HgxH100NoNic) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("05_hgx-h100_nv18_no-nic_ht-affinity.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  EXPECT_TRUE(t.nics.empty());
+  EXPECT_EQ(t.links[2][6], "NV18");
+  EXPECT_EQ(t.gpus[4].cpu_affinity, "52-103,156-207");
+  EXPECT_EQ(t.gpus[4].numa_node, 1);
+  EXPECT_EQ(t.gpus[3].numa_node, 0);
+}
+
+TEST(TopoParse, ClippedCopyPasteKeepsWhatIsThereAndWarns) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("06_h800_nv8_4nic_clipped-copy-paste.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  ASSERT_EQ(t.nics.size(), 4u);  // NIC0..NIC3 rows, no NIC columns in the header
+  EXPECT_EQ(t.links[0][7], "NV8");
+  EXPECT_EQ(t.nics[0].name, "mlx5_0");
+  EXPECT_EQ(t.nics[3].name, "mlx5_3");            // legend line with trailing spaces
+  EXPECT_EQ(t.nics[0].gpu_codes[1], "PIX");       // row NIC0: NODE PIX NODE NODE SYS ...
+  EXPECT_EQ(t.nics[1].gpu_codes[3], "PIX");
+  EXPECT_EQ(t.nics[2].gpu_codes[0], "SYS");
+  EXPECT_EQ(t.nics[3].gpu_codes[7], "PIX");
+  EXPECT_EQ(t.gpus[0].cpu_affinity, "");           // "-31,64-95" is clipped
+  EXPECT_EQ(t.gpus[4].cpu_affinity, "32-63,96-127");
+  EXPECT_EQ(t.gpus[7].numa_node, 1);
+  EXPECT_TRUE(any_warning_contains(t.warnings, "no column in the header"));
+  EXPECT_TRUE(any_warning_contains(t.warnings, "'-31,64-95'"));
+  EXPECT_TRUE(any_warning_contains(t.warnings, "GPU7: CPU affinity '2-63,96-127' differs"));
+}
+
+TEST(TopoParse, AnsiEscapesGpuNumaIdAndTrailingTabs) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("07_hgx-h200_nv18_10nic_tabs_gpu-numa-id.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  ASSERT_EQ(t.nics.size(), 10u);
+  EXPECT_EQ(t.links[5][0], "NV18");
+  EXPECT_EQ(t.nics[3].gpu_codes[0], "PIX");  // row GPU0, column NIC3
+  EXPECT_EQ(t.nics[0].gpu_codes[3], "PIX");  // GPU3 is PIX to NIC0, NIC1 and NIC2
+  EXPECT_EQ(t.nics[2].gpu_codes[3], "PIX");
+  EXPECT_EQ(t.nics[6].gpu_codes[7], "PIX");
+  EXPECT_EQ(t.gpus[0].cpu_affinity, "0-63,128-191");
+  EXPECT_EQ(t.gpus[7].cpu_affinity, "64-127,192-255");
+  EXPECT_EQ(t.gpus[7].numa_node, 1);
+  EXPECT_FALSE(t.gpus[7].gpu_numa_id.has_value());  // N/A
+  EXPECT_TRUE(t.warnings.empty());
+}
+
+TEST(TopoParse, RailNicsWithFullLegend) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("11_hgx-h100_nv18_8nic_full-legend_nic-legend.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  ASSERT_EQ(t.nics.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(t.nics[i].gpu_codes[i], "PIX") << i;  // GPUi PIX to NICi
+  EXPECT_EQ(t.nics[4].gpu_codes[0], "SYS");
+  EXPECT_EQ(t.nics[1].gpu_codes[0], "NODE");
+  EXPECT_EQ(t.gpus[5].cpu_affinity, "48-95,144-191");
+  EXPECT_EQ(t.gpus[5].numa_node, 1);
+}
+
+TEST(TopoParse, Legacy2017SocCodes) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("17_legacy-2017_4gpu_mlx4_SOC-legend_tabs.txt"));
+  ASSERT_EQ(t.gpus.size(), 4u);
+  ASSERT_EQ(t.nics.size(), 1u);
+  EXPECT_EQ(t.nics[0].name, "mlx4_0");
+  EXPECT_EQ(t.links[0][1], "PHB");
+  EXPECT_EQ(t.links[0][2], "SOC");
+  EXPECT_EQ(classify_code(t.links[0][2]).type, PathType::sys);
+  EXPECT_EQ(t.nics[0].gpu_codes[2], "PHB");
+  EXPECT_EQ(t.nics[0].gpu_codes[0], "SOC");
+  EXPECT_EQ(t.gpus[2].cpu_affinity, "6-11");
+  EXPECT_FALSE(t.gpus[2].numa_node.has_value());
+}
+
+TEST(TopoParse, HandEditedIrregularWhitespace) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("22_dgx1-v100_nv1-nv2_2nic_HAND-EDITED-irregular-tabs.txt"));
+  ASSERT_EQ(t.gpus.size(), 8u);
+  ASSERT_EQ(t.nics.size(), 2u);
+  EXPECT_EQ(t.nics[1].name, "mlx5_1");
+  EXPECT_EQ(t.links[0][2], "NV2");  // row GPU0: X NV1 NV2 NV1 SYS SYS SYS NV2
+  EXPECT_EQ(t.links[0][7], "NV2");
+  EXPECT_EQ(t.links[0][4], "SYS");
+  EXPECT_EQ(t.links[1][1], "X");    // written ' \tX '
+  EXPECT_EQ(t.nics[1].gpu_codes[6], "PIX");
+  EXPECT_EQ(t.nics[0].gpu_codes[0], "NODE");
+  EXPECT_EQ(t.gpus[0].cpu_affinity, "0-23,48-71");
+  EXPECT_EQ(t.gpus[0].numa_node, 0);
+  EXPECT_EQ(t.gpus[4].cpu_affinity, "24-47,72-95");
+  EXPECT_EQ(t.gpus[4].numa_node, 1);
+  EXPECT_TRUE(t.warnings.empty());
+}
+
+TEST(TopoParse, GarbageNamesWhatIsMissing) {
+  EXPECT_NE(error_of("hello world\nthis is not it\n").find("not an nvidia-smi topo -m output: no header line naming GPU0"),
+            std::string::npos);
+  EXPECT_NE(error_of("").find("no header line naming GPU0"), std::string::npos);
+  EXPECT_NE(error_of("\tGPU0\tGPU1\n").find("no GPU rows"), std::string::npos);
+}
+
+TEST(TopoParse, UnknownCodeNamesRowAndColumn) {
+  const std::string msg = error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNVX\t0-3\nGPU1\tNV2\t X \t0-3\n");
+  EXPECT_NE(msg.find("row GPU0, column GPU1: unknown connection code 'NVX'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("accepted: X, NV<n>, PIX, PXB, PHB, NODE, SYS, SOC"), std::string::npos) << msg;
+}
+
+TEST(TopoParse, NonSquareMatrixIsRejected) {
+  // Row GPU2 but only two GPU columns.
+  std::string msg = error_of("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \nGPU2\tNV2\tNV2\n");
+  EXPECT_NE(msg.find("not square"), std::string::npos) << msg;
+  // A row with too few entries before its affinity values.
+  msg = error_of("\tGPU0\tGPU1\tGPU2\tCPU Affinity\nGPU0\t X \tNV2\t0-3\n");
+  EXPECT_NE(msg.find("not square"), std::string::npos) << msg;
+  // A shifted diagonal.
+  msg = error_of("\tGPU0\tGPU1\nGPU0\tNV2\t X \nGPU1\tNV2\t X \n");
+  EXPECT_NE(msg.find("diagonal"), std::string::npos) << msg;
+}
+
+TEST(TopoParse, RowsCutOffAreFilledFromColumnsWithAWarning) {
+  const Topology t = parse_nvidia_smi_topo("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV4\tSYS\nGPU1\tNV4\t X \tSYS\n");
+  ASSERT_EQ(t.gpus.size(), 3u);
+  EXPECT_EQ(t.links[2][0], "SYS");  // from row GPU0, column GPU2
+  EXPECT_TRUE(any_warning_contains(t.warnings, "no row for GPU(s) 2"));
+}
+
+TEST(TopoParse, DetectsFormat) {
+  EXPECT_EQ(parse_topology(read_topo("20_amd-8gpu-xgmi_rocm-smi-showtopo.txt")).format, "rocm-smi --showtopo");
+  EXPECT_EQ(parse_topology(read_topo("21_amd-mi300x_amd-smi-topology_bdf-tables.txt")).format, "amd-smi topology");
+  EXPECT_EQ(parse_topology(read_topo("05_hgx-h100_nv18_no-nic_ht-affinity.txt")).format, "nvidia-smi topo -m");
+}
+
+}  // namespace
+}  // namespace gpuplan
