@@ -1,4 +1,91 @@
-// Benchmarks of the memory model. Placeholder until the model lands.
+// Speed of the memory model: one evaluation of a loaded model and layout, and a whole `gpuplan memory` run.
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "gpuplan/memory.hpp"
+#include "gpuplan/model_io.hpp"
+#include "gpuplan/report.hpp"
+
+extern char** environ;
+
+namespace {
+
+gpuplan::MemoryInputs llama70b_on_64() {
+  gpuplan::MemoryInputs in;
+  in.model = gpuplan::model_from_catalog("llama-3.1-70b");
+  in.training.seq_len = 8192;
+  in.training.micro_batch = 1;
+  in.training.global_batch = 512;
+  in.layout.gpus = 64;
+  in.layout.tp = 8;
+  in.layout.pp = 4;
+  in.layout.zero = 1;
+  in.layout.sequence_parallel = true;
+  in.layout.recompute = gpuplan::Recompute::selective;
+  in.overheads = gpuplan::default_overheads();
+  in.capacity_bytes = 85'520'809'984;
+  gpuplan::prepare_inputs(in);  // a loaded model: its parameter counts are known
+  return in;
+}
+
+void BM_MemoryEvaluation(benchmark::State& state) {
+  const gpuplan::MemoryInputs in = llama70b_on_64();
+  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::estimate_memory(in));
+}
+BENCHMARK(BM_MemoryEvaluation);
+
+// Everything `gpuplan memory --json` does after parsing its options, in process: load the model from the catalog,
+// estimate, look for fixes when it does not fit, render JSON.
+void BM_MemoryRunInProcess(benchmark::State& state) {
+  for (auto _ : state) {
+    gpuplan::MemoryInputs in = llama70b_on_64();
+    in.capacity_bytes = 40'000'000'000;  // does not fit: exercises the suggestions too
+    const auto report = gpuplan::estimate_memory(in, true);
+    const auto fixes = gpuplan::suggest_fixes(in);
+    benchmark::DoNotOptimize(gpuplan::memory_json(in, report, fixes, true).dump());
+  }
+}
+BENCHMARK(BM_MemoryRunInProcess)->Unit(benchmark::kMillisecond);
+
+#ifdef GPUPLAN_BINARY
+// The real program as a user runs it: process start, option parsing, catalog load, estimate, output.
+void BM_MemoryCommandProcess(benchmark::State& state) {
+  const char* argv[] = {GPUPLAN_BINARY, "memory", "--model", "llama-3.1-70b", "--gpus", "64", "--tp", "8", "--pp", "4",
+                        "--seq-len", "8192", "--global-batch", "512", "--zero", "1", "--sequence-parallel",
+                        "--recompute", "selective", "--gpu-memory", "40GB", "--json", nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  for (auto _ : state) {
+    pid_t pid = 0;
+    if (posix_spawn(&pid, GPUPLAN_BINARY, &actions, nullptr, const_cast<char**>(argv), environ) != 0) {
+      state.SkipWithError("cannot start gpuplan");
+      break;
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+}
+BENCHMARK(BM_MemoryCommandProcess)->Unit(benchmark::kMillisecond);
+#endif
+
+}  // namespace
 
 BENCHMARK_MAIN();
+namespace {
+void BM_CountParams(benchmark::State& state) {
+  const auto m = gpuplan::model_from_catalog("llama-3.1-70b");
+  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::count_params(m));
+}
+BENCHMARK(BM_CountParams);
+void BM_ResolveLayout(benchmark::State& state) {
+  const gpuplan::MemoryInputs in = llama70b_on_64();
+  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::resolve_layout(in));
+}
+BENCHMARK(BM_ResolveLayout);
+}  // namespace

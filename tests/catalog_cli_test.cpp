@@ -7,25 +7,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
+#include "cli_runner.hpp"
 
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;   // stdout and stderr together
-};
+using gpuplan::test::CliRun;
 
 CliRun run_cli(const std::string& args) {
-  CliRun r;
-  const std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int raw = pclose(p);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  CliRun r = gpuplan::test::run_cli(args);
+  r.out += r.err;  // these tests read both streams together
   return r;
 }
 

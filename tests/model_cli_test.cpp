@@ -1,30 +1,13 @@
 // The `gpuplan model` command: JSON contract keys and exit status 2 for bad input.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace {
+#include "cli_runner.hpp"
 
-struct CliResult {
-  int status;
-  std::string out;
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (pipe != nullptr && fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
-  const int status = pipe == nullptr ? -1 : pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-}  // namespace
+using gpuplan::test::run_cli;
+using CliResult = gpuplan::test::CliRun;
 
 TEST(ModelCli, JsonContract) {
   const CliResult r = run_cli("model gpt2 --json");

@@ -46,12 +46,17 @@ int communicators(const Layout& l, const ModelConfig* m) {
 
 }  // namespace
 
+void prepare_inputs(MemoryInputs& in) {
+  if (in.model) in.counts = count_params(*in.model);
+  else in.counts.reset();
+}
+
 MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
   const Layout l = resolve_layout(in);
   const TrainingConfig& tr = in.training;
   const ModelConfig* model = in.model ? &*in.model : nullptr;
   ParamCounts counts;
-  if (model != nullptr) counts = count_params(*model);
+  if (model != nullptr) counts = in.counts ? *in.counts : count_params(*model);
   const auto stages = memory::stage_params(in, l, model != nullptr ? &counts : nullptr);
   const memory::StateBytesPerParam sb = memory::state_bytes_per_param(tr, model);
 
@@ -83,6 +88,15 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
   ctx.selective = l.recompute == Recompute::selective;
   ctx.impl = l.impl;
   ctx.fp32_compute = tr.precision == Precision::fp32;
+
+  // Per-microbatch activation pieces are the same on every stage: compute them once.
+  Ledger act("activations", nullptr);
+  const bool any_moe = model != nullptr && model->is_moe();
+  const double a_dense = model != nullptr ? memory::layer_activation_bytes(ctx, false, act) : 0.0;
+  const double a_moe = any_moe ? memory::layer_activation_bytes(ctx, true, act) : 0.0;
+  const double a_ckpt = model != nullptr ? memory::checkpointed_layer_bytes(ctx, act) : 0.0;
+  const double a_embed = model != nullptr ? memory::embedding_activation_bytes(ctx, act) : 0.0;
+  const double a_head = model != nullptr ? memory::head_activation_bytes(ctx, act) : 0.0;
 
   r.stages.resize(stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -116,14 +130,11 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
     }
 
     // Activations of one microbatch on this stage.
-    Ledger act("activations", nullptr), lg("logits", rec), comm("comm_buffers", rec);
+    Ledger lg("logits", rec), comm("comm_buffers", rec);
     double stored = 0, working = 0, logits = 0;
     if (model != nullptr) {
       const double layers = static_cast<double>(sp.layers);
       const double moe_layers = static_cast<double>(sp.moe_layers);
-      const double a_dense = memory::layer_activation_bytes(ctx, false, act);
-      const double a_moe = sp.moe_layers > 0 ? memory::layer_activation_bytes(ctx, true, act) : 0.0;
-      const double a_ckpt = memory::checkpointed_layer_bytes(ctx, act);
       const double per_layer_full = layers > 0 ? ((layers - moe_layers) * a_dense + moe_layers * a_moe) / layers : 0;
       double recomputed = 0;
       if (l.recompute == Recompute::full)
@@ -132,11 +143,11 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
       const double microbatch_units = l.schedule == PpSchedule::interleaved
                                           ? static_cast<double>(st.in_flight) / static_cast<double>(l.vpp)
                                           : static_cast<double>(st.in_flight);
-      const double embed = sp.first ? memory::embedding_activation_bytes(ctx, act) : 0.0;
-      const double head = sp.last ? memory::head_activation_bytes(ctx, act) : 0.0;
+      const double embed = sp.first ? a_embed : 0.0;
+      const double head = sp.last ? a_head : 0.0;
       stored = microbatch_units * (per_microbatch_layers + embed) + head;
       // A recomputed layer rebuilds all of its activations during its backward.
-      if (recomputed > 0) working = std::max(a_dense, a_moe);
+      if (recomputed > 0) working = sp.moe_layers > 0 ? std::max(a_dense, a_moe) : a_dense;
       if (sp.last) logits = memory::logits_bytes(ctx, tr, lg);
       if (explain) {
         // Record the per-layer tables once, scaled to what this stage holds.

@@ -9,29 +9,27 @@ namespace gpuplan::memory {
 
 namespace {
 
-// Layers of each pipeline rank as [begin, end) ranges of global layer indices.
-std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> layer_ranges(const ModelConfig& m, const Layout& l) {
-  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> ranges(static_cast<std::size_t>(l.pp));
+// Layers [begin, end) of model chunk `chunk` on pipeline rank `rank` (chunk 0 only unless interleaved).
+std::pair<std::int64_t, std::int64_t> chunk_range(const ModelConfig& m, const Layout& l, std::int64_t rank,
+                                                  std::int64_t chunk) {
   if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0) {
-    std::vector<std::int64_t> count(static_cast<std::size_t>(l.pp), -1);
     std::int64_t rest = m.layers, others = l.pp;
-    if (l.first_stage_layers >= 0) { count.front() = l.first_stage_layers; rest -= l.first_stage_layers; --others; }
-    if (l.last_stage_layers >= 0 && l.pp > 1) { count.back() = l.last_stage_layers; rest -= l.last_stage_layers; --others; }
+    const std::int64_t first = l.first_stage_layers, last = l.pp > 1 ? l.last_stage_layers : -1;
+    if (first >= 0) { rest -= first; --others; }
+    if (last >= 0) { rest -= last; --others; }
+    const std::int64_t middle = others > 0 ? rest / others : 0;
+    auto count = [&](std::int64_t r) {
+      if (r == 0 && first >= 0) return first;
+      if (r == l.pp - 1 && last >= 0) return last;
+      return middle;
+    };
     std::int64_t begin = 0;
-    for (std::size_t i = 0; i < count.size(); ++i) {
-      const std::int64_t n = count[i] >= 0 ? count[i] : rest / std::max<std::int64_t>(others, 1);
-      ranges[i].emplace_back(begin, begin + n);
-      begin += n;
-    }
-    return ranges;
+    for (std::int64_t r = 0; r < rank; ++r) begin += count(r);
+    return {begin, begin + count(rank)};
   }
-  const std::int64_t chunk = m.layers / (l.pp * l.vpp);
-  for (std::int64_t v = 0; v < l.vpp; ++v)
-    for (std::int64_t r = 0; r < l.pp; ++r) {
-      const std::int64_t begin = (v * l.pp + r) * chunk;
-      ranges[static_cast<std::size_t>(r)].emplace_back(begin, begin + chunk);
-    }
-  return ranges;
+  const std::int64_t size = m.layers / (l.pp * l.vpp);
+  const std::int64_t begin = (chunk * l.pp + rank) * size;
+  return {begin, begin + size};
 }
 
 }  // namespace
@@ -49,7 +47,6 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
     return out;
   }
   const ModelConfig& m = *in.model;
-  const auto ranges = layer_ranges(m, l);
   const double expert_split = static_cast<double>(l.ep * l.etp);
   auto dense_part = [&](const LayerParams& lp) {
     return static_cast<double>(lp.attention + lp.mlp + lp.shared_experts) / tp + static_cast<double>(lp.norms + lp.router);
@@ -63,11 +60,13 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
     StageParams& sp = out[i];
     sp.first = i == 0;
     sp.last = i + 1 == out.size();
-    for (const auto& [begin, end] : ranges[i])
-      for (std::int64_t layer = begin; layer < end; ++layer) {
-        ++sp.layers;
-        if (m.is_moe_layer(layer)) ++sp.moe_layers;
-      }
+    const std::int64_t chunks = (l.first_stage_layers >= 0 || l.last_stage_layers >= 0) ? 1 : l.vpp;
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const auto [begin, end] = chunk_range(m, l, static_cast<std::int64_t>(i), chunk);
+      sp.layers += end - begin;
+      if (m.is_moe())
+        for (std::int64_t layer = begin; layer < end; ++layer) sp.moe_layers += m.is_moe_layer(layer) ? 1 : 0;
+    }
     const double dense_layers = static_cast<double>(sp.layers - sp.moe_layers);
     const double moe_layers = static_cast<double>(sp.moe_layers);
     sp.dense = dense_layers * dense_layer + moe_layers * moe_layer_dense;

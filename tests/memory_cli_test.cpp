@@ -1,0 +1,94 @@
+// `gpuplan memory` as a user runs it: the JSON contract, the worked example, and exit status 2 for bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using gpuplan::test::run_cli;
+
+TEST(MemoryCli, WorkedExampleSevenBillionAdamFp16) {
+  const auto r = run_cli("memory --params 7e9 --precision fp16 --optimizer adam --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& g = j.at("per_gpu");
+  // 2 + 4 + 4 + 4 + 4 bytes per parameter (weights, master, gradients, Adam m and v).
+  EXPECT_EQ(g.at("weights").get<std::int64_t>() + g.at("master_weights").get<std::int64_t>() +
+                g.at("gradients").get<std::int64_t>() + g.at("optimizer_states").get<std::int64_t>(),
+            126000000000);
+  EXPECT_TRUE(g.at("activations").is_null());  // unknown without an architecture, not zero
+  EXPECT_FALSE(j.at("fits").get<bool>());      // one 80 GB H100 holds less than 126 GB
+  for (const char* key : {"logits", "comm_buffers", "runtime", "total"}) EXPECT_TRUE(g.contains(key)) << key;
+  EXPECT_TRUE(j.at("host").contains("total"));
+  EXPECT_TRUE(j.at("nvme").contains("total"));
+  EXPECT_GT(j.at("capacity").get<std::int64_t>(), 0);
+  EXPECT_FALSE(j.at("suggestions").empty());
+}
+
+TEST(MemoryCli, TextPrintsDecimalAndBinaryUnits) {
+  const auto r = run_cli("memory --params 7e9 --precision fp16 --optimizer adam");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("126.0 GB (117.3 GiB)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does NOT fit"), std::string::npos);
+}
+
+TEST(MemoryCli, SuggestionsFitAndAreCheapestFirst) {
+  // Llama-2-7B on one 80 GB GPU at 4k tokens does not fit; every suggestion listed as fitting must fit when rerun.
+  const auto r = run_cli("memory --model llama-2-7b --gpus 8 --seq-len 4096 --gpu-memory 40GB --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j.at("fits").get<bool>());
+  const auto& s = j.at("suggestions");
+  ASSERT_FALSE(s.empty());
+  ASSERT_TRUE(s.front().at("fits").get<bool>());
+  const std::string change = s.front().at("change");
+  const auto again = run_cli("memory --model llama-2-7b --gpus 8 --seq-len 4096 --gpu-memory 40GB " + change + " --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+  const auto j2 = nlohmann::json::parse(again.out);
+  EXPECT_TRUE(j2.at("fits").get<bool>());
+  EXPECT_EQ(j2.at("per_gpu").at("total"), s.front().at("new_total"));
+}
+
+TEST(MemoryCli, AllStagesReportsEveryPipelineStage) {
+  const auto r = run_cli("memory --model llama-2-7b --gpus 8 --pp 4 --global-batch 32 --all-stages --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("stages").size(), 4u);
+  // The first stage holds the most in-flight microbatches: 4, 3, 2, 1 under 1F1B.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(j.at("stages")[i].at("in_flight_microbatches").get<int>(), 4 - i);
+}
+
+TEST(MemoryCli, BadInputIsOneLineAndExitTwo) {
+  struct Case { const char* args; const char* must_mention; };
+  const Case cases[] = {
+      {"memory --params 7e9 --gpus 0", "--gpus"},
+      {"memory --model llama-2-7b --tp 3", "--tp"},                  // 32 heads
+      {"memory --model llama-2-7b --pp 5", "--pp"},                  // 32 layers
+      {"memory --model llama-2-7b --gpus 12 --tp 8", "--gpus"},      // does not factor
+      {"memory --params -5", "--params"},
+      {"memory --params 7e9 --seq-len -1", "--seq-len"},
+      {"memory --params 7e9 --micro-batch 0", "--micro-batch"},
+      {"memory --params 7e9 --precision fp64", "--precision"},
+      {"memory --params 7e9 --gpu h100-sxm-81gb", "h100-sxm-80gb"},  // suggests the closest name
+      {"memory --model llama-3.1-7b", "llama"},                      // suggests the closest names
+      {"memory --params 7e9 --gpu-memory lots", "--gpu-memory"},
+      {"memory --params 7e9 --dropout 1.5", "--dropout"},
+      {"memory --params 7e9 --offload optimizer", "--offload"},
+      {"memory --model /nonexistent/config.json", "nonexistent"},
+      {"memory --params 7e9 --zero 5", "--zero"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.must_mention), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  }
+}
+
+TEST(MemoryCli, HugeInputsComputeWithoutOverflow) {
+  const auto r = run_cli("memory --params 1e14 --gpus 1000000 --zero 3 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("per_gpu").at("weights").get<std::int64_t>(), 200000000);  // 2 bytes x 1e14 / 1e6
+}
