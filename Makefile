@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 PY ?= /usr/bin/python3
 
-.PHONY: deps build demo test unit-test asan-test validation bench fuzz clean
+.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -30,7 +30,10 @@ asan-test: deps
 validation: build
 	$(PY) validation/run_torch_validation.py --gpuplan ./$(BUILD)/gpuplan --out validation/torch_report.md
 
-test: unit-test asan-test validation
+fuzz-smoke: deps
+	bash scripts/fuzz-smoke.sh
+
+test: unit-test asan-test validation fuzz-smoke
 
 bench: build
 	./$(BUILD)/gpuplan_bench
