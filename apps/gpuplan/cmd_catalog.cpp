@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/text_file.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/model_io.hpp"
@@ -28,14 +29,6 @@ struct CatalogOptions {
   bool json = false;
   std::vector<std::string> catalog_files;
 };
-
-std::string read_text_file(const std::string& path, const std::string& option) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(option, "'" + path + "' (cannot be read)", "a readable JSON file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 ordered_json sources_json(const std::string& source, const std::map<std::string, std::string>& fields) {
   ordered_json j;

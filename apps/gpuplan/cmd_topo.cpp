@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/text_file.hpp"
 #include "gpuplan/topology.hpp"
 
 namespace gpuplan::cli {
@@ -25,17 +26,6 @@ struct TopoArgs {
   std::optional<double> nic_GBps;
   bool json = false;
 };
-
-std::string read_text(const std::string& path, const char* what) {
-  if (path == "-") {
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(what, path, "a readable file, or - for standard input");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 nlohmann::json to_json(const TopologyReport& r) {
   using nlohmann::json;
@@ -142,11 +132,11 @@ void add_topo_command(CLI::App& app) {
   cmd->add_option("--nic-GBps", args->nic_GBps, "bandwidth of one NIC, GB/s per direction (400 Gb/s = 50)");
   cmd->add_flag("--json", args->json, "print JSON instead of text");
   cmd->callback([args]() {
-    Topology topo = args->file.empty() ? discover_topology_nvml() : parse_topology(read_text(args->file, "topo FILE"));
+    Topology topo = args->file.empty() ? discover_topology_nvml() : parse_topology(read_text_file(args->file, "topo FILE"));
     TopologyOptions opt;
     opt.gpu_name = args->gpu;
     opt.nic_GBps = args->nic_GBps;
-    if (!args->nvlink_file.empty()) opt.nvlink_status = parse_nvlink_status(read_text(args->nvlink_file, "--nvlink"));
+    if (!args->nvlink_file.empty()) opt.nvlink_status = parse_nvlink_status(read_text_file(args->nvlink_file, "--nvlink"));
     const TopologyReport rep = analyze_topology(topo, opt);
     if (args->json) fmt::print("{}\n", to_json(rep).dump(2));
     else print_text(rep);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/text_file.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/names.hpp"
 #include "util/embedded_data.hpp"
@@ -38,14 +39,6 @@ const std::map<std::string, Entry>& catalog() {
   return entries;
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), "cannot be read", "a readable config.json");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::vector<std::string> model_catalog_names() {
@@ -72,7 +65,7 @@ ModelConfig load_model(std::string_view name_or_path) {
   std::filesystem::path path(text);
   if (std::filesystem::is_directory(path, ec)) path /= "config.json";
   if (std::filesystem::is_regular_file(path, ec)) {
-    ModelConfig m = model_from_hf_config(read_file(path), path.string());
+    ModelConfig m = model_from_hf_config(read_text_file(path.string(), "--model"), path.string());
     m.name = text;
     return m;
   }
