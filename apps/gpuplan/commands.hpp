@@ -8,5 +8,6 @@ void add_model_command(CLI::App& app);     // gpuplan model
 void add_memory_command(CLI::App& app);    // gpuplan memory
 void add_catalog_command(CLI::App& app);   // gpuplan catalog
 void add_topo_command(CLI::App& app);      // gpuplan topo
+void add_plan_command(CLI::App& app);      // gpuplan plan
 
 }  // namespace gpuplan::cli

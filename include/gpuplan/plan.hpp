@@ -1,0 +1,136 @@
+#pragma once
+// Layout search: every way to lay a training job out on a cluster (TP x CP x PP x DP with EP/expert-TP carved out
+// of the data-parallel GPUs, virtual pipeline stages, micro-batch, ZeRO stage, recompute, offload, sequence
+// parallelism, TP communication overlap), evaluated for memory and step time, ranked, and explained.
+// See docs/plan.md for the space, the pruning rules and why they never discard the optimum.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuplan/comm.hpp"
+#include "gpuplan/hardware.hpp"
+#include "gpuplan/memory.hpp"
+
+namespace gpuplan {
+
+enum class Objective { step_time, tokens_per_s, cost };
+const char* to_string(Objective);
+
+// Filters on the space. An empty list means every value the model and the GPU count allow.
+struct SearchSpace {
+  std::vector<std::int64_t> tp, pp, vpp, cp, ep, etp, dp, micro_batch;
+  std::int64_t max_tp = 0, max_pp = 0, max_cp = 0, max_vpp = 0;   // 0: no limit
+  std::vector<int> zero;                     // 0..3
+  std::vector<Recompute> recompute;          // none, selective, full
+  bool partial_recompute = true;             // full recompute of 1 .. layers-per-stage layers, not only all
+  bool offload = true;                       // false: --no-offload
+  std::vector<bool> sequence_parallel;       // {false, true} by default (true only with TP > 1)
+  std::vector<bool> tp_overlap;              // {false, true} by default (true only with sequence parallelism)
+};
+
+// Default headroom kept free on every GPU (fraction of its usable memory); docs/plan.md gives the reasoning.
+inline constexpr double kDefaultMemoryMargin = 0.08;
+
+struct PlanInputs {
+  MemoryInputs base;                 // model, training setup (seq_len, global_batch, precision, ...), overheads,
+                                     // capacity; its layout supplies the fixed choices (attention kernel, impl)
+  GpuSpec gpu;                       // compute peaks and HBM bandwidth
+  Fabric fabric;                     // links between the GPUs
+  SystemSpec system;                 // host memory, host links and NVMe of one node (offload)
+  std::int64_t gpus = 0;             // 0: fabric.nodes x fabric.gpus_per_node
+  SearchSpace space;
+  double memory_margin = kDefaultMemoryMargin;
+  Objective objective = Objective::step_time;
+  double price_per_gpu_hour = 0;     // for Objective::cost (and the cost column)
+  int top_k = 5;
+  int threads = 0;                   // 0: std::thread::hardware_concurrency()
+  bool prune = true;                 // false: evaluate every layout in the space (for checking the pruning)
+  bool explain = true;               // why_winner and sensitivity (a few constrained searches more)
+};
+
+// Step time of one layout, by term (seconds on the critical path).
+struct PlanTime {
+  double step_s = 0;
+  double compute_s = 0;              // forward + backward at the achieved GEMM efficiency, all microbatches
+  double recompute_s = 0;            // forward work re-done for recomputed activations
+  double tp_comm_s = 0;              // exposed tensor-parallel collectives
+  double cp_comm_s = 0;              // exposed context-parallel K/V exchange
+  double ep_comm_s = 0;              // expert all-to-all
+  double pp_comm_s = 0;              // pipeline send/receive
+  double bubble_s = 0;               // pipeline fill and drain
+  double dp_comm_s = 0;              // exposed gradient reduction and parameter gathering
+  double optimizer_s = 0;            // optimizer step (on GPU, or on the host with offload)
+  double offload_s = 0;              // exposed host/NVMe transfers
+  double tokens_per_s = 0;
+  double mfu = 0;                    // model FLOPs / (GPUs x dense peak x step time)
+  double cost_per_mtokens = 0;       // dollars per million tokens (0 without a price)
+  std::vector<std::pair<const char*, double>> terms() const;   // name -> seconds, in a fixed order
+};
+
+struct Plan {
+  Layout layout;                     // resolved (gpus, dp, etp filled)
+  std::int64_t micro_batch = 1;
+  std::int64_t microbatches = 1;     // per step, per pipeline
+  bool tp_overlap = false;
+  bytes_t memory_bytes = 0;          // worst-stage peak per GPU (estimate_memory's total)
+  bytes_t usable_bytes = 0;          // capacity x (1 - margin)
+  PlanTime time;
+  double score = 0;                  // the objective, smaller is better (seconds, s/token or $/token)
+  MemoryReport memory;               // full memory report (filled for the plans returned)
+};
+
+struct Sensitivity {
+  std::string change;                // "TP=16 (across nodes)"
+  bool fits = false;
+  double step_s = 0;                 // when it fits
+  double delta = 0;                  // relative step time change vs the winner (+0.38 = 38% slower)
+  bytes_t memory_bytes = 0;
+  std::string note;                  // "needs 91.2 GB, 73.6 GB usable"
+};
+
+struct PlanResult {
+  std::vector<Plan> plans;           // best first; the top k that fit
+  std::vector<Plan> near_misses;     // when nothing fits: the layouts closest to fitting
+  std::uint64_t space = 0;           // layouts in the space before pruning
+  std::uint64_t evaluated = 0;       // layouts whose memory was computed
+  std::uint64_t timed = 0;           // layouts whose step time was computed
+  std::uint64_t feasible = 0;        // layouts that fit (counted among those evaluated)
+  std::uint64_t pruned_states = 0;   // layouts skipped because model states alone exceed the memory
+  std::uint64_t pruned_time = 0;     // layouts skipped because a time lower bound exceeds the k-th best
+  double search_seconds = 0;
+  std::vector<std::string> why_winner;      // why plans[0] beats plans[1], term by term
+  std::vector<Sensitivity> sensitivity;     // the winner with one choice changed
+};
+
+// Progress: layouts accounted for so far (evaluated or pruned) out of `space`. Called from one thread, at most
+// about ten times a second; may be empty.
+using ProgressCallback = std::function<void(std::uint64_t done, std::uint64_t space)>;
+
+// Throws InputError for inputs that admit no layout at all (no model, no global batch, bad filters).
+PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress = {});
+
+// The number of layouts in the space (exactly what search_plans reports as `space`), without evaluating them.
+std::uint64_t count_space(const PlanInputs& inputs);
+
+// Memory and time of one layout with the search's own evaluator (what the ranking uses), for sensitivity checks
+// and tests. `layout` need not be resolved. Throws InputError when the layout violates a constraint.
+Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_t micro_batch, bool tp_overlap);
+
+// The layout flags that reproduce a plan with `gpuplan estimate` / `gpuplan memory`:
+// "--tp 8 --pp 4 --dp 2 --micro-batch 1 --zero 1 --sequence-parallel ...".
+std::string layout_flags(const Plan& plan);
+
+// The MemoryInputs of a plan (base inputs with the plan's layout and micro-batch).
+MemoryInputs plan_memory_inputs(const PlanInputs& inputs, const Plan& plan);
+
+}  // namespace gpuplan
+
+namespace gpuplan {
+
+// GPU, fabric and node description of a cluster for the search (the fabric from the cluster's catalog entries:
+// scale-up domain, PCIe host links, per-GPU share of the NICs).
+void set_cluster(PlanInputs& inputs, const Cluster& cluster);
+
+}  // namespace gpuplan

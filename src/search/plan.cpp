@@ -1,0 +1,349 @@
+// Public entry points of the layout search: search_plans (ranking, explanation, sensitivity, near misses),
+// count_space, evaluate_layout, and the flags that reproduce a plan.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "gpuplan/error.hpp"
+#include "search/search_internal.hpp"
+
+namespace gpuplan {
+
+using search::Candidate;
+using search::Evaluator;
+using search::Shape;
+using search::Space;
+using search::Variant;
+
+const char* to_string(Objective o) {
+  switch (o) {
+    case Objective::step_time: return "step-time";
+    case Objective::tokens_per_s: return "tokens-per-s";
+    case Objective::cost: return "cost";
+  }
+  return "?";
+}
+
+std::vector<std::pair<const char*, double>> PlanTime::terms() const {
+  return {{"compute", compute_s},   {"recompute", recompute_s}, {"tp_comm", tp_comm_s},
+          {"cp_comm", cp_comm_s},   {"ep_comm", ep_comm_s},     {"pp_comm", pp_comm_s},
+          {"bubble", bubble_s},     {"dp_comm", dp_comm_s},     {"optimizer", optimizer_s},
+          {"offload", offload_s}};
+}
+
+MemoryInputs plan_memory_inputs(const PlanInputs& in, const Plan& plan) {
+  MemoryInputs mi = in.base;
+  mi.layout = plan.layout;
+  mi.training.micro_batch = plan.micro_batch;
+  return mi;
+}
+
+std::string layout_flags(const Plan& p) {
+  const Layout& l = p.layout;
+  std::string s = fmt::format("--gpus {} --tp {} --pp {}", l.gpus, l.tp, l.pp);
+  if (l.vpp > 1) s += fmt::format(" --vpp {}", l.vpp);
+  if (l.cp > 1) s += fmt::format(" --cp {}", l.cp);
+  if (l.ep > 1) s += fmt::format(" --ep {}", l.ep);
+  if (l.ep > 1 || l.etp != l.tp) s += fmt::format(" --etp {}", l.etp);
+  s += fmt::format(" --dp {} --micro-batch {}", l.dp, p.micro_batch);
+  if (l.sequence_parallel) s += " --sequence-parallel";
+  if (p.tp_overlap) s += " --tp-overlap";
+  s += fmt::format(" --zero {}", l.zero);
+  if (l.recompute != Recompute::none) s += fmt::format(" --recompute {}", to_string(l.recompute));
+  if (l.recompute == Recompute::full && l.recompute_layers >= 0) s += fmt::format(" --recompute-layers {}", l.recompute_layers);
+  if (l.offload != Offload::none) {
+    s += fmt::format(" --offload {}", to_string(l.offload));
+    if (l.offload_target != OffloadTarget::cpu) s += fmt::format(" --offload-target {}", to_string(l.offload_target));
+  }
+  return s;
+}
+
+namespace {
+
+Plan make_plan(const Evaluator& ev, const Shape& s, const Variant& v, bytes_t memory_bytes, const PlanTime& t, double score,
+               bool full_report) {
+  Plan p;
+  p.layout = ev.layout_of(s, v);
+  p.micro_batch = v.micro_batch;
+  p.microbatches = ev.microbatches(s, v.micro_batch);
+  p.tp_overlap = v.tp_overlap && s.tp > 1;
+  p.memory_bytes = memory_bytes;
+  p.usable_bytes = ev.usable_bytes();
+  p.time = t;
+  p.score = score;
+  if (full_report) {
+    p.memory = estimate_memory(plan_memory_inputs(ev.inputs(), p));
+    p.memory_bytes = p.memory.worst().total;
+  }
+  return p;
+}
+
+std::string describe_group(const PlanInputs& in, const char* name, std::int64_t n, std::int64_t stride) {
+  const std::int64_t per_node = std::max(1, in.fabric.gpus_per_node);
+  const std::int64_t domain = std::max(1, in.fabric.domain_size);
+  std::string where;
+  if (n <= 1) return fmt::format("{}={}", name, n);
+  if (n * stride > per_node) where = "across nodes";
+  else if (n * stride <= domain && in.fabric.domain_per_gpu_GBps > 0) where = "inside NVLink";
+  else where = "over PCIe";
+  return fmt::format("{}={} ({})", name, n, where);
+}
+
+std::string summary(const Plan& p) {
+  const Layout& l = p.layout;
+  std::string s = fmt::format("TP={} PP={}", l.tp, l.pp);
+  if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
+  if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
+  if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);
+  s += fmt::format(" DP={} mb={} ZeRO-{}", l.dp, p.micro_batch, l.zero);
+  if (l.sequence_parallel) s += " SP";
+  if (p.tp_overlap) s += "+overlap";
+  if (l.recompute == Recompute::selective) s += " recompute=selective";
+  if (l.recompute == Recompute::full)
+    s += l.recompute_layers < 0 ? " recompute=full" : fmt::format(" recompute=full({} layers)", l.recompute_layers);
+  if (l.offload != Offload::none) s += fmt::format(" offload={}:{}", to_string(l.offload), to_string(l.offload_target));
+  return s;
+}
+
+std::vector<std::string> why(const Plan& a, const Plan& b) {
+  std::vector<std::string> out;
+  const double d = b.time.step_s / a.time.step_s - 1.0;
+  out.push_back(fmt::format("runner-up {} is {:.1f}% slower ({:.3f} s vs {:.3f} s per step)", summary(b), 100.0 * d,
+                            b.time.step_s, a.time.step_s));
+  auto ta = a.time.terms(), tb = b.time.terms();
+  std::vector<std::size_t> order(ta.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::abs(tb[x].second - ta[x].second) > std::abs(tb[y].second - ta[y].second);
+  });
+  for (std::size_t i : order) {
+    const double delta = tb[i].second - ta[i].second;
+    if (std::abs(delta) < 1e-4 * a.time.step_s) continue;
+    out.push_back(fmt::format("{}: {:.3f} s vs {:.3f} s ({:+.3f} s for the runner-up)", ta[i].first, ta[i].second,
+                              tb[i].second, delta));
+    if (out.size() >= 5) break;
+  }
+  if (a.memory_bytes != b.memory_bytes)
+    out.push_back(fmt::format("memory per GPU: {} vs {}", format_bytes(static_cast<double>(a.memory_bytes)),
+                              format_bytes(static_cast<double>(b.memory_bytes))));
+  return out;
+}
+
+search::SearchOutcome constrained(const PlanInputs& base, const std::function<void(SearchSpace&)>& edit,
+                                  std::unique_ptr<Evaluator>& ev_out, std::unique_ptr<Space>& space_out) {
+  PlanInputs in = base;
+  in.explain = false;
+  edit(in.space);
+  ev_out = std::make_unique<Evaluator>(in);
+  space_out = std::make_unique<Space>(*ev_out);
+  return search::run_search(*space_out, 1, in.threads, {});
+}
+
+std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, std::int64_t v) {
+  std::vector<std::int64_t> out;
+  auto it = std::lower_bound(values.begin(), values.end(), v);
+  if (it != values.begin()) out.push_back(*(it - 1));
+  if (it != values.end() && *it == v) ++it;
+  if (it != values.end()) out.push_back(*it);
+  return out;
+}
+
+void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, PlanResult& r) {
+  const Layout& w = win.layout;
+  std::vector<std::int64_t> tps, pps, cps, mbs, vpps, eps;
+  for (std::size_t i = 0; i < space.shapes().size(); ++i) {
+    const Shape& s = space.shapes()[i];
+    if (s.gpus != w.gpus) continue;
+    tps.push_back(s.tp);
+    pps.push_back(s.pp);
+    cps.push_back(s.cp);
+    vpps.push_back(s.vpp);
+    eps.push_back(s.ep);
+    for (std::int64_t mb : space.micro_batches()[i]) mbs.push_back(mb);
+  }
+  for (auto* v : {&tps, &pps, &cps, &mbs, &vpps, &eps}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  const std::int64_t gpus = w.gpus;
+  auto fix_gpus = [gpus](SearchSpace& s) { (void)s; (void)gpus; };
+  struct Probe {
+    std::string change;
+    std::function<void(SearchSpace&)> edit;
+  };
+  std::vector<Probe> probes;
+  const PlanInputs& base = in;
+  auto placement = [&](const char* name, std::int64_t n, std::int64_t stride) { return describe_group(base, name, n, stride); };
+  for (std::int64_t t : neighbours(tps, w.tp))
+    probes.push_back({placement("TP", t, 1), [t](SearchSpace& s) { s.tp = {t}; }});
+  for (std::int64_t p : neighbours(pps, w.pp))
+    probes.push_back({fmt::format("PP={}", p), [p](SearchSpace& s) { s.pp = {p}; }});
+  for (std::int64_t c : neighbours(cps, w.cp))
+    probes.push_back({placement("CP", c, w.tp), [c](SearchSpace& s) { s.cp = {c}; }});
+  for (std::int64_t e : neighbours(eps, w.ep))
+    probes.push_back({fmt::format("EP={}", e), [e](SearchSpace& s) { s.ep = {e}; }});
+  if (w.pp > 1)
+    for (std::int64_t v : neighbours(vpps, w.vpp))
+      probes.push_back({fmt::format("VPP={}", v), [v](SearchSpace& s) { s.vpp = {v}; }});
+  for (std::int64_t mb : neighbours(mbs, win.micro_batch))
+    probes.push_back({fmt::format("micro-batch {}", mb), [mb](SearchSpace& s) { s.micro_batch = {mb}; }});
+  for (int z = 0; z <= 3; ++z)
+    if (z != w.zero) probes.push_back({fmt::format("ZeRO-{}", z), [z](SearchSpace& s) { s.zero = {z}; }});
+  for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
+    if (rc != w.recompute)
+      probes.push_back({fmt::format("recompute {}", to_string(rc)), [rc](SearchSpace& s) { s.recompute = {rc}; }});
+  if (w.tp > 1) {
+    const bool sp = w.sequence_parallel;
+    probes.push_back({sp ? "no sequence parallelism" : "sequence parallelism",
+                      [sp](SearchSpace& s) { s.sequence_parallel = {!sp}; }});
+  }
+  if (w.offload != Offload::none) probes.push_back({"no offload", [](SearchSpace& s) { s.offload = false; }});
+  (void)fix_gpus;
+  for (const Probe& p : probes) {
+    Sensitivity sv;
+    sv.change = p.change;
+    std::unique_ptr<Evaluator> ev;
+    std::unique_ptr<Space> sp;
+    search::SearchOutcome o;
+    try {
+      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, ev, sp);
+    } catch (const InputError&) {
+      continue;
+    }
+    if (o.top.empty()) {
+      sv.fits = false;
+      sv.note = "nothing fits";
+    } else {
+      const Candidate& c = o.top.front();
+      sv.fits = true;
+      sv.step_s = c.time.step_s;
+      sv.delta = c.time.step_s / win.time.step_s - 1.0;
+      sv.memory_bytes = c.memory_bytes;
+      Plan q = make_plan(*ev, sp->shapes()[c.shape_index], c.variant, c.memory_bytes, c.time, c.score, false);
+      sv.note = "best: " + summary(q);
+    }
+    r.sensitivity.push_back(std::move(sv));
+  }
+}
+
+// When nothing fits: for every shape and ZeRO/offload choice the least-memory variant (smallest micro-batch,
+// sequence parallelism, every layer recomputed), the closest to fitting first.
+void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanResult& r) {
+  std::vector<Candidate> all;
+  std::vector<search::StageActs> acts;
+  for (std::size_t i = 0; i < space.shapes().size(); ++i) {
+    Shape s = space.shapes()[i];
+    ev.prepare(s);
+    const std::int64_t mb = space.micro_batches()[i].front();
+    const auto& spov = space.spov(s);
+    const bool sp = std::any_of(spov.begin(), spov.end(), [](const auto& x) { return x.first; });
+    Variant v;
+    v.micro_batch = mb;
+    v.sp = sp;
+    v.recompute = space.rc_full() ? Recompute::full : (space.rc_selective() ? Recompute::selective : Recompute::none);
+    v.recompute_layers = -1;
+    ev.stage_acts(s, mb, sp, v.recompute == Recompute::selective, acts);
+    for (const auto& zo : space.zero_offload()) {
+      v.zero = zo.zero;
+      v.offload = zo.offload;
+      v.target = zo.target;
+      Candidate c;
+      c.shape_index = i;
+      c.variant = v;
+      c.memory_bytes = ev.memory(s, acts, v).total;
+      c.score = static_cast<double>(c.memory_bytes);
+      c.key = search::key_of(s, v);
+      all.push_back(c);
+    }
+  }
+  std::sort(all.begin(), all.end(), search::better);
+  for (std::size_t j = 0; j < all.size() && r.near_misses.size() < k; ++j) {
+    Shape s = space.shapes()[all[j].shape_index];
+    ev.prepare(s);
+    const PlanTime t = ev.time(s, all[j].variant);
+    r.near_misses.push_back(make_plan(ev, s, all[j].variant, all[j].memory_bytes, t, ev.score(s, t.step_s), true));
+  }
+}
+
+}  // namespace
+
+std::uint64_t count_space(const PlanInputs& inputs) {
+  Evaluator ev(inputs);
+  return Space(ev).total();
+}
+
+PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress) {
+  const auto start = std::chrono::steady_clock::now();
+  if (inputs.top_k < 1) throw InputError("--top", std::to_string(inputs.top_k), "1 or more");
+  if (inputs.objective == Objective::cost && !(inputs.price_per_gpu_hour > 0))
+    throw InputError("--price-per-gpu-hour", fmt::format("{}", inputs.price_per_gpu_hour),
+                     "a positive price with --objective cost");
+  Evaluator ev(inputs);
+  Space space(ev);
+  PlanResult r;
+  r.space = space.total();
+  if (space.shapes().empty())
+    throw InputError("layout filters", "no layout satisfies the model, the GPU count, the global batch and the filters",
+                     "filters that leave at least one layout (e.g. drop --tp/--pp lists)");
+  const std::size_t k = static_cast<std::size_t>(inputs.top_k);
+  search::SearchOutcome o = search::run_search(space, k, inputs.threads, progress);
+  r.evaluated = o.stats.evaluated;
+  r.feasible = o.stats.feasible;
+  r.timed = o.stats.timed;
+  r.pruned_states = o.stats.pruned_states;
+  r.pruned_time = o.stats.pruned_time;
+  for (const Candidate& c : o.top) {
+    Shape s = space.shapes()[c.shape_index];
+    ev.prepare(s);
+    r.plans.push_back(make_plan(ev, s, c.variant, c.memory_bytes, c.time, c.score, true));
+  }
+  if (r.plans.empty()) {
+    near_misses(ev, space, k, r);
+  } else if (inputs.explain) {
+    if (r.plans.size() >= 2) r.why_winner = why(r.plans[0], r.plans[1]);
+    else r.why_winner.push_back("the only layout that fits");
+    sensitivity(inputs, space, r.plans[0], r);
+  }
+  r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_t micro_batch, bool tp_overlap) {
+  Evaluator ev(inputs);
+  MemoryInputs mi = inputs.base;
+  mi.layout = layout;
+  mi.training.micro_batch = micro_batch;
+  const Layout l = resolve_layout(mi);
+  if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0)
+    throw InputError("--first-stage-layers", "an uneven split", "even splits in the search");
+  if (mi.training.global_batch <= 0) throw InputError("--global-batch", "0", "a global batch in sequences");
+  Shape s;
+  s.gpus = l.gpus;
+  s.tp = l.tp;
+  s.cp = l.cp;
+  s.pp = l.pp;
+  s.vpp = l.vpp;
+  s.ep = l.ep;
+  s.etp = l.etp;
+  s.dp = l.dp;
+  s.layers_per_stage = ev.model().layers / l.pp;
+  ev.prepare(s);
+  Variant v;
+  v.micro_batch = micro_batch;
+  v.sp = l.sequence_parallel && l.tp > 1;
+  v.tp_overlap = tp_overlap && v.sp;
+  v.zero = l.zero;
+  v.offload = l.offload;
+  v.target = l.offload_target;
+  v.recompute = l.recompute;
+  v.recompute_layers = l.recompute_layers;
+  std::vector<search::StageActs> acts;
+  ev.stage_acts(s, micro_batch, v.sp, v.recompute == Recompute::selective, acts);
+  const search::MemoryResult m = ev.memory(s, acts, v);
+  const PlanTime t = ev.time(s, v);
+  return make_plan(ev, s, v, m.total, t, ev.score(s, t.step_s), false);
+}
+
+}  // namespace gpuplan

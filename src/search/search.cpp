@@ -1,0 +1,413 @@
+// The layout search: lazy enumeration of the space, exact count, multithreaded evaluation with pruning that
+// never discards a layout that could enter the top k (memory lower bounds before activations, a time lower
+// bound against the current k-th best, monotonicity of memory and time in the number of recomputed layers).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "gpuplan/error.hpp"
+#include "search/search_internal.hpp"
+
+namespace gpuplan::search {
+
+namespace {
+
+std::vector<std::int64_t> divisors(std::int64_t n) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      out.push_back(d);
+      if (d != n / d) out.push_back(n / d);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool allowed(const std::vector<std::int64_t>& list, std::int64_t v, std::int64_t max = 0) {
+  if (max > 0 && v > max) return false;
+  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+}
+
+}  // namespace
+
+Space::Space(const Evaluator& ev) : ev_(ev) {
+  const PlanInputs& in = ev.inputs();
+  const SearchSpace& f = in.space;
+  const ModelConfig& m = ev.model();
+  const TrainingConfig& tr = in.base.training;
+  if (tr.global_batch <= 0)
+    throw InputError("--global-batch", std::to_string(tr.global_batch), "a global batch in sequences (the search keeps it fixed)");
+  for (int z : f.zero)
+    if (z < 0 || z > 3) throw InputError("--zero", std::to_string(z), "stages 0 to 3");
+
+  // GPU counts: the whole cluster, or with --objective cost every whole number of nodes up to it.
+  std::vector<std::int64_t> gpu_counts{ev.total_gpus()};
+  const std::int64_t per_node = std::max(1, in.fabric.gpus_per_node);
+  if (in.objective == Objective::cost && in.gpus <= 0 && ev.total_gpus() % per_node == 0) {
+    gpu_counts.clear();
+    for (std::int64_t n = 1; n * per_node <= ev.total_gpus(); ++n) gpu_counts.push_back(n * per_node);
+  }
+
+  // Variants inside a shape (independent of the shape except for TP > 1 and layers per stage).
+  for (int z = 0; z <= 3; ++z) {
+    if (!f.zero.empty() && std::find(f.zero.begin(), f.zero.end(), z) == f.zero.end()) continue;
+    zo_.push_back({z, Offload::none, OffloadTarget::cpu});
+    if (!f.offload || z == 0) continue;
+    zo_.push_back({z, Offload::optimizer, OffloadTarget::cpu});
+    if (z == 3) {
+      zo_.push_back({z, Offload::optimizer, OffloadTarget::nvme});
+      zo_.push_back({z, Offload::optimizer_and_params, OffloadTarget::cpu});
+      zo_.push_back({z, Offload::optimizer_and_params, OffloadTarget::nvme});
+    }
+  }
+  auto has_bool = [](const std::vector<bool>& list, bool v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+  for (bool sp : {false, true})
+    for (bool ov : {false, true}) {
+      if (ov && !sp) continue;
+      if (!has_bool(f.sequence_parallel, sp) || !has_bool(f.tp_overlap, ov)) continue;
+      spov_tp_.push_back({sp, ov});
+      if (!sp && !ov) spov_1_.push_back({false, false});
+    }
+  // With TP = 1 sequence parallelism and TP overlap do not exist; the one choice is "off".
+  if (spov_1_.empty() && !spov_tp_.empty()) spov_1_.push_back({false, false});
+  auto has_rc = [&](Recompute r) { return f.recompute.empty() || std::find(f.recompute.begin(), f.recompute.end(), r) != f.recompute.end(); };
+  rc_none_ = has_rc(Recompute::none);
+  rc_selective_ = has_rc(Recompute::selective);
+  rc_full_ = has_rc(Recompute::full);
+
+  for (std::int64_t gpus : gpu_counts) {
+    for (std::int64_t tp : divisors(gpus)) {
+      if (!allowed(f.tp, tp, f.max_tp) || m.heads % tp != 0) continue;
+      if (!m.mla.enabled && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
+      for (std::int64_t cp : divisors(gpus / tp)) {
+        if (!allowed(f.cp, cp, f.max_cp) || tr.seq_len % cp != 0) continue;
+        for (std::int64_t pp : divisors(gpus / (tp * cp))) {
+          if (!allowed(f.pp, pp, f.max_pp) || m.layers % pp != 0) continue;
+          const std::int64_t dp = gpus / (tp * cp * pp);
+          if (!allowed(f.dp, dp) || tr.global_batch % dp != 0) continue;
+          for (std::int64_t vpp = 1; vpp * pp <= m.layers; ++vpp) {
+            if (pp == 1 && vpp > 1) break;
+            if (m.layers % (pp * vpp) != 0 || !allowed(f.vpp, vpp, f.max_vpp)) continue;
+            std::vector<std::pair<std::int64_t, std::int64_t>> experts;
+            if (!m.is_moe()) {
+              if (allowed(f.ep, 1) && allowed(f.etp, tp)) experts.push_back({1, tp});
+            } else {
+              for (std::int64_t ep : divisors(m.moe.routed_experts)) {
+                if (!allowed(f.ep, ep)) continue;
+                for (std::int64_t etp : divisors(tp)) {
+                  if (!allowed(f.etp, etp) || (tp * cp * dp) % (ep * etp) != 0) continue;
+                  experts.push_back({ep, etp});
+                }
+              }
+            }
+            for (const auto& [ep, etp] : experts) {
+              Shape s;
+              s.gpus = gpus;
+              s.tp = tp;
+              s.cp = cp;
+              s.pp = pp;
+              s.vpp = vpp;
+              s.ep = ep;
+              s.etp = etp;
+              s.dp = dp;
+              s.layers_per_stage = m.layers / pp;
+              std::vector<std::int64_t> mbs;
+              for (std::int64_t mb : divisors(tr.global_batch / dp)) {
+                if (!allowed(f.micro_batch, mb)) continue;
+                if (vpp > 1 && (tr.global_batch / (dp * mb)) % pp != 0) continue;   // Megatron's interleaving rule
+                mbs.push_back(mb);
+              }
+              if (mbs.empty()) continue;
+              const std::uint64_t per_mb = inner_count(s);
+              if (per_mb == 0) continue;
+              shapes_.push_back(std::move(s));
+              mbs_.push_back(std::move(mbs));
+              total_ += per_mb * mbs_.back().size();
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+std::uint64_t Space::rc_count(const Shape& s) const {
+  std::uint64_t n = (rc_none_ ? 1 : 0) + (rc_selective_ ? 1 : 0);
+  if (rc_full_) n += ev_.inputs().space.partial_recompute ? static_cast<std::uint64_t>(s.layers_per_stage) : 1;
+  return n;
+}
+
+std::uint64_t Space::inner_count(const Shape& s) const {
+  const auto& spov = s.tp > 1 ? spov_tp_ : spov_1_;
+  return static_cast<std::uint64_t>(zo_.size()) * spov.size() * rc_count(s);
+}
+
+const std::vector<std::pair<bool, bool>>& Space::spov(const Shape& s) const { return s.tp > 1 ? spov_tp_ : spov_1_; }
+
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score < b.score;
+  return a.key < b.key;
+}
+
+namespace {
+
+struct Shared {
+  std::atomic<double> threshold{std::numeric_limits<double>::infinity()};
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> done{0};
+};
+
+void lower_threshold(std::atomic<double>& t, double v) {
+  double cur = t.load(std::memory_order_relaxed);
+  while (v < cur && !t.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
+}
+
+class Worker {
+ public:
+  Worker(const Space& space, Shared& shared, std::size_t k) : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k) {}
+
+  void run(const std::vector<std::pair<std::size_t, std::int64_t>>& items) {
+    for (;;) {
+      const std::size_t i = sh_.next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= items.size()) break;
+      Shape s = sp_.shapes()[items[i].first];
+      ev_.prepare(s);
+      const std::uint64_t before = counted();
+      item(items[i].first, s, items[i].second);
+      sh_.done.fetch_add(counted() - before, std::memory_order_relaxed);
+    }
+  }
+
+  std::vector<Candidate> top;
+  Stats stats;
+
+ private:
+  std::uint64_t counted() const { return stats.evaluated + stats.pruned_states + stats.pruned_time; }
+
+  void push(Candidate&& c) {
+    if (top.size() == k_ && !better(c, top.back())) return;
+    top.insert(std::upper_bound(top.begin(), top.end(), c, better), std::move(c));
+    if (top.size() > k_) top.pop_back();
+    if (top.size() == k_) lower_threshold(sh_.threshold, top.back().score);
+  }
+
+  double threshold() const { return sh_.threshold.load(std::memory_order_relaxed); }
+
+  const std::vector<StageActs>& acts(const Shape& s, std::int64_t mb, bool sp, bool selective) {
+    const int idx = (sp ? 2 : 0) + (selective ? 1 : 0);
+    if (!have_[idx]) {
+      ev_.stage_acts(s, mb, sp, selective, acts_[idx]);
+      have_[idx] = true;
+    }
+    return acts_[idx];
+  }
+
+  // Evaluates one layout; true when it fits.
+  bool evaluate(std::size_t shape_index, const Shape& s, const Variant& v, const std::vector<StageActs>& a,
+                MemoryResult* known = nullptr) {
+    ++stats.evaluated;
+    const MemoryResult mem = known != nullptr ? *known : ev_.memory(s, a, v);
+    if (mem.total > ev_.usable_bytes() || !ev_.host_fits(mem, v.target)) return false;
+    ++stats.feasible;
+    ++stats.timed;
+    Candidate c;
+    c.shape_index = shape_index;
+    c.variant = v;
+    c.memory_bytes = mem.total;
+    c.time = ev_.time(s, v);
+    c.score = ev_.score(s, c.time.step_s);
+    c.key = key_of(s, v);
+    push(std::move(c));
+    return true;
+  }
+
+  void item(std::size_t shape_index, const Shape& s, std::int64_t mb) {
+    const bool prune = ev_.inputs().prune;
+    const bool partial = ev_.inputs().space.partial_recompute;
+    const auto& spov = sp_.spov(s);
+    const std::uint64_t rc_n = sp_.rc_count(s);
+    const std::int64_t lps = s.layers_per_stage;
+    have_[0] = have_[1] = have_[2] = have_[3] = false;
+    const double usable = static_cast<double>(ev_.usable_bytes());
+    for (const ZeroOffload& zo : sp_.zero_offload()) {
+      if (prune && ev_.states_lower_bound(s, zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
+        stats.pruned_states += spov.size() * rc_n;
+        continue;
+      }
+      for (const auto& [sp, ov] : spov) {
+        Variant v;
+        v.micro_batch = mb;
+        v.sp = sp;
+        v.tp_overlap = ov;
+        v.zero = zo.zero;
+        v.offload = zo.offload;
+        v.target = zo.target;
+        auto time_pruned = [&](Recompute r, std::int64_t k) {
+          return prune && ev_.score(s, ev_.time_lower_bound(s, mb, r, k)) > threshold();
+        };
+        if (sp_.rc_none()) {
+          v.recompute = Recompute::none;
+          v.recompute_layers = -1;
+          if (time_pruned(Recompute::none, -1)) ++stats.pruned_time;
+          else evaluate(shape_index, s, v, acts(s, mb, sp, false));
+        }
+        if (sp_.rc_selective()) {
+          v.recompute = Recompute::selective;
+          v.recompute_layers = -1;
+          if (time_pruned(Recompute::selective, -1)) ++stats.pruned_time;
+          else evaluate(shape_index, s, v, acts(s, mb, sp, true));
+        }
+        if (!sp_.rc_full()) continue;
+        v.recompute = Recompute::full;
+        const auto& a = acts(s, mb, sp, false);
+        if (!partial) {
+          v.recompute_layers = -1;
+          if (time_pruned(Recompute::full, -1)) ++stats.pruned_time;
+          else evaluate(shape_index, s, v, a);
+          continue;
+        }
+        auto layers_flag = [&](std::int64_t k) { return k == lps ? std::int64_t{-1} : k; };
+        if (!prune) {
+          for (std::int64_t k = 1; k <= lps; ++k) {
+            v.recompute_layers = layers_flag(k);
+            evaluate(shape_index, s, v, a);
+          }
+          continue;
+        }
+        // Time grows with k (more recomputed layers) and memory shrinks with it: find the smallest k that fits
+        // by bisection, then walk up while the time lower bound can still beat the k-th best.
+        if (time_pruned(Recompute::full, 1)) {
+          stats.pruned_time += static_cast<std::uint64_t>(lps);
+          continue;
+        }
+        std::vector<std::int64_t> probed;
+        auto mem_at = [&](std::int64_t k) {
+          v.recompute_layers = layers_flag(k);
+          probed.push_back(k);
+          return ev_.memory(s, a, v);
+        };
+        std::int64_t lo = 1, hi = lps;
+        const MemoryResult m_all = mem_at(hi);
+        if (m_all.total > ev_.usable_bytes()) {   // even all layers recomputed does not fit: no k does
+          stats.evaluated += 1;
+          stats.pruned_states += static_cast<std::uint64_t>(lps - 1);
+          continue;
+        }
+        MemoryResult m_fit = m_all;
+        while (lo < hi) {
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          const MemoryResult mm = mem_at(mid);
+          if (mm.total <= ev_.usable_bytes()) {
+            hi = mid;
+            m_fit = mm;
+          } else {
+            lo = mid + 1;
+          }
+        }
+        // Probes below `hi` are evaluated layouts that do not fit; the other k below it are pruned by
+        // monotonicity; k >= hi are accounted for in the walk.
+        const auto below = static_cast<std::uint64_t>(std::count_if(probed.begin(), probed.end(), [&](std::int64_t k) { return k < hi; }));
+        stats.evaluated += below;
+        stats.pruned_states += static_cast<std::uint64_t>(hi - 1) - below;
+        for (std::int64_t k = hi; k <= lps; ++k) {
+          if (time_pruned(Recompute::full, k)) {
+            stats.pruned_time += static_cast<std::uint64_t>(lps - k + 1);
+            break;
+          }
+          v.recompute_layers = layers_flag(k);
+          if (k == hi) {
+            evaluate(shape_index, s, v, a, &m_fit);
+          } else {
+            evaluate(shape_index, s, v, a);
+          }
+        }
+      }
+    }
+  }
+
+  const Space& sp_;
+  const Evaluator& ev_;
+  Shared& sh_;
+  std::size_t k_;
+  std::vector<StageActs> acts_[4];
+  bool have_[4] = {false, false, false, false};
+};
+
+}  // namespace
+
+std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v) {
+  return {s.gpus, s.tp, s.cp, s.pp, s.vpp, s.ep, s.etp, v.micro_batch, v.zero, static_cast<std::int64_t>(v.offload),
+          static_cast<std::int64_t>(v.target), static_cast<std::int64_t>(v.recompute),
+          v.recompute_layers < 0 ? std::numeric_limits<std::int64_t>::max() : v.recompute_layers,
+          (v.sp ? 2 : 0) + (v.tp_overlap ? 1 : 0)};
+}
+
+SearchOutcome run_search(const Space& space, std::size_t k, int threads, const ProgressCallback& progress) {
+  const Evaluator& ev = space.evaluator();
+  // Work items: (shape, micro-batch), the most promising first so the k-th best tightens early.
+  std::vector<std::pair<std::size_t, std::int64_t>> items;
+  std::vector<double> order;
+  for (std::size_t i = 0; i < space.shapes().size(); ++i)
+    for (std::int64_t mb : space.micro_batches()[i]) {
+      items.push_back({i, mb});
+      Shape s = space.shapes()[i];
+      order.push_back(ev.score(s, ev.time_lower_bound(s, mb, Recompute::none, -1)));
+    }
+  std::vector<std::size_t> idx(items.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
+  std::vector<std::pair<std::size_t, std::int64_t>> sorted;
+  sorted.reserve(items.size());
+  for (std::size_t i : idx) sorted.push_back(items[i]);
+
+  Shared shared;
+  int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n = std::max(1, std::min<int>(n, static_cast<int>(std::max<std::size_t>(1, sorted.size()))));
+  std::vector<Worker> workers;
+  workers.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) workers.emplace_back(space, shared, std::max<std::size_t>(1, k));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < n; ++i) pool.emplace_back([&, i] { workers[static_cast<std::size_t>(i)].run(sorted); });
+  if (progress && n > 1) {
+    // The calling thread reports progress while the workers run; with one thread it works instead.
+    std::atomic<bool> finished{false};
+    std::thread reporter([&] {
+      while (!finished.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (!finished.load()) progress(shared.done.load(), space.total());
+      }
+    });
+    workers[0].run(sorted);
+    for (auto& t : pool) t.join();
+    finished = true;
+    reporter.join();
+    progress(space.total(), space.total());
+  } else {
+    workers[0].run(sorted);
+    for (auto& t : pool) t.join();
+    if (progress) progress(space.total(), space.total());
+  }
+  SearchOutcome out;
+  for (auto& w : workers) {
+    out.stats.evaluated += w.stats.evaluated;
+    out.stats.feasible += w.stats.feasible;
+    out.stats.timed += w.stats.timed;
+    out.stats.pruned_states += w.stats.pruned_states;
+    out.stats.pruned_time += w.stats.pruned_time;
+    for (auto& c : w.top) out.top.push_back(std::move(c));
+  }
+  std::sort(out.top.begin(), out.top.end(), better);
+  if (out.top.size() > k) out.top.resize(k);
+  return out;
+}
+
+}  // namespace gpuplan::search

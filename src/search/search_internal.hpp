@@ -1,0 +1,67 @@
+#pragma once
+// The enumerated space and the search loop (internal to src/search).
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "search/evaluator.hpp"
+
+namespace gpuplan::search {
+
+struct ZeroOffload {
+  int zero = 0;
+  Offload offload = Offload::none;
+  OffloadTarget target = OffloadTarget::cpu;
+};
+
+// The space: every valid shape with its micro-batches; inside each (shape, micro-batch) the same ZeRO/offload,
+// sequence-parallel/overlap and recompute choices. Built once (shapes only); layouts are generated lazily.
+class Space {
+ public:
+  explicit Space(const Evaluator& ev);
+  const Evaluator& evaluator() const { return ev_; }
+  const std::vector<Shape>& shapes() const { return shapes_; }
+  const std::vector<std::vector<std::int64_t>>& micro_batches() const { return mbs_; }
+  const std::vector<ZeroOffload>& zero_offload() const { return zo_; }
+  const std::vector<std::pair<bool, bool>>& spov(const Shape& s) const;
+  bool rc_none() const { return rc_none_; }
+  bool rc_selective() const { return rc_selective_; }
+  bool rc_full() const { return rc_full_; }
+  std::uint64_t rc_count(const Shape& s) const;
+  std::uint64_t inner_count(const Shape& s) const;   // layouts per (shape, micro-batch)
+  std::uint64_t total() const { return total_; }
+
+ private:
+  const Evaluator& ev_;
+  std::vector<Shape> shapes_;
+  std::vector<std::vector<std::int64_t>> mbs_;
+  std::vector<ZeroOffload> zo_;
+  std::vector<std::pair<bool, bool>> spov_tp_, spov_1_;
+  bool rc_none_ = true, rc_selective_ = true, rc_full_ = true;
+  std::uint64_t total_ = 0;
+};
+
+struct Candidate {
+  std::size_t shape_index = 0;
+  Variant variant;
+  bytes_t memory_bytes = 0;
+  PlanTime time;
+  double score = 0;
+  std::array<std::int64_t, 14> key{};   // deterministic tie-break
+};
+bool better(const Candidate& a, const Candidate& b);
+std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v);
+
+struct Stats {
+  std::uint64_t evaluated = 0, feasible = 0, timed = 0, pruned_states = 0, pruned_time = 0;
+};
+
+struct SearchOutcome {
+  std::vector<Candidate> top;   // best first
+  Stats stats;
+};
+
+SearchOutcome run_search(const Space& space, std::size_t k, int threads, const ProgressCallback& progress);
+
+}  // namespace gpuplan::search

@@ -1,0 +1,209 @@
+// The layout search: the size of the space counted by hand, pruning that never changes the answer, constraints
+// and filters respected, nothing infeasible returned, and what happens when nothing fits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/hardware.hpp"
+#include "gpuplan/model_io.hpp"
+#include "gpuplan/plan.hpp"
+
+namespace gpuplan {
+namespace {
+
+PlanInputs inputs_for(const std::string& model, const std::string& system, int nodes, std::int64_t global_batch,
+                      std::int64_t seq) {
+  PlanInputs in;
+  in.base.model = model_from_catalog(model);
+  in.base.training.seq_len = seq;
+  in.base.training.global_batch = global_batch;
+  in.base.overheads = default_overheads();
+  set_cluster(in, make_cluster(system, nodes));
+  in.explain = false;
+  return in;
+}
+
+ModelConfig tiny_model() {
+  ModelConfig m;
+  m.name = "tiny";
+  m.model_type = "custom";
+  m.layers = 4;
+  m.hidden = 256;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 1024;
+  m.vocab = 1000;
+  m.mlp = MlpKind::plain;
+  m.norm = NormKind::layernorm;
+  m.positions = PositionKind::rotary;
+  return m;
+}
+
+TEST(PlanSpace, CountsTheSpaceOfASmallCaseExactly) {
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 1, 4, 128);
+  in.base.model = tiny_model();
+  in.gpus = 4;
+  in.space.cp = {1};
+  in.space.vpp = {1};
+  in.space.zero = {0, 1};
+  in.space.offload = false;
+  in.space.recompute = {Recompute::none, Recompute::full};
+  // By hand: (tp, pp, dp) with tp | 4 heads, pp | 4 layers, tp pp dp = 4: six shapes. Per shape: micro-batches
+  // dividing 4 / dp, x 3 sequence-parallel/overlap choices when tp > 1 (1 otherwise), x 2 ZeRO stages,
+  // x (1 + 4/pp) recompute choices (none, or full of 1..layers-per-stage layers):
+  // (1,1,4) 1*1*2*5=10  (1,2,2) 2*1*2*3=12  (1,4,1) 3*1*2*2=12  (2,1,2) 2*3*2*5=60  (2,2,1) 3*3*2*3=54
+  // (4,1,1) 3*3*2*5=90
+  EXPECT_EQ(count_space(in), 238u);
+  in.prune = false;
+  const PlanResult r = search_plans(in);
+  EXPECT_EQ(r.space, 238u);
+  EXPECT_EQ(r.evaluated, 238u);   // without pruning every layout is evaluated
+}
+
+TEST(PlanSpace, FiltersShrinkTheSpace) {
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 1, 4, 128);
+  in.base.model = tiny_model();
+  in.gpus = 4;
+  in.space.cp = {1};
+  in.space.vpp = {1};
+  in.space.zero = {0, 1};
+  in.space.offload = false;
+  in.space.recompute = {Recompute::none, Recompute::full};
+  in.space.tp = {2};
+  EXPECT_EQ(count_space(in), 114u);   // shapes (2,1,2) and (2,2,1) of the case above: 60 + 54
+  in.space.partial_recompute = false;
+  // Full recompute counts once: (2,1,2) 2*3*2*2=24, (2,2,1) 3*3*2*2=36.
+  EXPECT_EQ(count_space(in), 60u);
+}
+
+void expect_same_top(const PlanResult& a, const PlanResult& b) {
+  ASSERT_EQ(a.plans.size(), b.plans.size());
+  for (std::size_t i = 0; i < a.plans.size(); ++i) {
+    EXPECT_EQ(layout_flags(a.plans[i]), layout_flags(b.plans[i])) << "rank " << i;
+    EXPECT_DOUBLE_EQ(a.plans[i].time.step_s, b.plans[i].time.step_s);
+  }
+}
+
+TEST(PlanSearch, PrunedTopKEqualsExhaustiveTopK) {
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 2, 64, 4096);
+  in.space.vpp = {1, 2};
+  in.top_k = 5;
+  in.threads = 2;
+  const PlanResult pruned = search_plans(in);
+  in.prune = false;
+  const PlanResult full = search_plans(in);
+  EXPECT_EQ(pruned.space, full.space);
+  EXPECT_EQ(full.evaluated, full.space);
+  EXPECT_LT(pruned.evaluated, full.evaluated);
+  expect_same_top(pruned, full);
+  // Every layout is accounted for exactly once: evaluated or pruned.
+  EXPECT_EQ(pruned.evaluated + pruned.pruned_states + pruned.pruned_time, pruned.space);
+}
+
+TEST(PlanSearch, PrunedEqualsExhaustiveForMoe) {
+  PlanInputs in = inputs_for("mixtral-8x7b", "dgx-h100", 2, 128, 4096);
+  in.space.vpp = {1};
+  in.space.cp = {1, 2};
+  in.top_k = 3;
+  const PlanResult pruned = search_plans(in);
+  in.prune = false;
+  const PlanResult full = search_plans(in);
+  expect_same_top(pruned, full);
+  EXPECT_EQ(pruned.evaluated + pruned.pruned_states + pruned.pruned_time, pruned.space);
+}
+
+TEST(PlanSearch, OneThreadAndTwoThreadsAgree) {
+  PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
+  in.threads = 1;
+  const PlanResult one = search_plans(in);
+  in.threads = 2;
+  const PlanResult two = search_plans(in);
+  expect_same_top(one, two);
+}
+
+TEST(PlanSearch, NeverReturnsAnInfeasibleLayoutAndRespectsConstraints) {
+  PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
+  in.top_k = 10;
+  in.space.tp = {2, 4, 8};
+  in.space.zero = {1, 2};
+  in.space.offload = false;
+  const PlanResult r = search_plans(in);
+  ASSERT_FALSE(r.plans.empty());
+  const ModelConfig& m = *in.base.model;
+  const bytes_t usable = static_cast<bytes_t>(static_cast<double>(in.base.capacity_bytes) * (1 - in.memory_margin));
+  for (std::size_t i = 0; i < r.plans.size(); ++i) {
+    const Plan& p = r.plans[i];
+    // The memory model itself, re-run on the returned layout, says it fits under the margin.
+    EXPECT_EQ(p.memory.worst().total, estimate_memory(plan_memory_inputs(in, p)).worst().total);
+    EXPECT_LE(p.memory.worst().total, usable);
+    EXPECT_TRUE(p.layout.tp == 2 || p.layout.tp == 4 || p.layout.tp == 8);
+    EXPECT_TRUE(p.layout.zero == 1 || p.layout.zero == 2);
+    EXPECT_EQ(p.layout.offload, Offload::none);
+    EXPECT_EQ(m.heads % p.layout.tp, 0);
+    EXPECT_EQ(m.layers % (p.layout.pp * p.layout.vpp), 0);
+    EXPECT_EQ(p.layout.tp * p.layout.pp * p.layout.cp * p.layout.dp, 64);
+    EXPECT_EQ(256 % (p.micro_batch * p.layout.dp), 0);
+    if (i > 0) {
+      EXPECT_LE(r.plans[i - 1].score, p.score);
+    }
+  }
+}
+
+TEST(PlanSearch, NothingFitsReportsTheClosestLayouts) {
+  PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 1, 8, 4096);
+  in.gpus = 1;
+  in.space.offload = false;
+  const PlanResult r = search_plans(in);
+  EXPECT_TRUE(r.plans.empty());
+  EXPECT_EQ(r.feasible, 0u);
+  ASSERT_FALSE(r.near_misses.empty());
+  for (std::size_t i = 0; i < r.near_misses.size(); ++i) {
+    EXPECT_GT(r.near_misses[i].memory_bytes, r.near_misses[i].usable_bytes);
+    if (i > 0) {
+      EXPECT_LE(r.near_misses[i - 1].memory_bytes, r.near_misses[i].memory_bytes);
+    }
+  }
+}
+
+TEST(PlanSearch, BadInputIsAnInputError) {
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 1, 0, 4096);
+  EXPECT_THROW(search_plans(in), InputError);   // no global batch
+  in.base.training.global_batch = 64;
+  in.space.zero = {5};
+  EXPECT_THROW(search_plans(in), InputError);
+  in.space.zero = {};
+  in.space.tp = {3};
+  EXPECT_THROW(search_plans(in), InputError);   // 3 divides neither 32 heads nor 8 GPUs: empty space
+  in.space.tp = {};
+  in.memory_margin = 1.5;
+  EXPECT_THROW(search_plans(in), InputError);
+  in.memory_margin = 0.08;
+  in.objective = Objective::cost;
+  EXPECT_THROW(search_plans(in), InputError);   // cost without a price
+}
+
+TEST(PlanSearch, ExplainsTheWinner) {
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 1, 64, 4096);
+  in.explain = true;
+  const PlanResult r = search_plans(in);
+  ASSERT_GE(r.plans.size(), 2u);
+  EXPECT_FALSE(r.why_winner.empty());
+  EXPECT_FALSE(r.sensitivity.empty());
+  for (const Sensitivity& s : r.sensitivity)
+    if (s.fits) {
+      EXPECT_GE(s.delta, -1e-12) << s.change;   // the winner is the best: no change makes it faster
+    }
+}
+
+TEST(PlanSearch, CostObjectiveMayUseFewerNodes) {
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 4, 64, 4096);
+  in.objective = Objective::cost;
+  in.price_per_gpu_hour = 2.0;
+  const std::uint64_t all_counts = count_space(in);
+  in.objective = Objective::step_time;
+  EXPECT_GT(all_counts, count_space(in));   // 8, 16, 24 and 32 GPUs instead of 32 only
+}
+
+}  // namespace
+}  // namespace gpuplan
