@@ -1,4 +1,4 @@
-// gpuplan topo [FILE|-] [--gpu NAME] [--nvlink FILE] [--nic-GBps X] [--json]
+// gpuplan topo [FILE|-] [--gpu NAME] [--nvlink FILE] [--nic-GBps X] [--catalog FILE]... [--json]
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -9,9 +9,11 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/hardware.hpp"
 #include "gpuplan/text_file.hpp"
 #include "gpuplan/topology.hpp"
 
@@ -24,6 +26,7 @@ struct TopoArgs {
   std::string gpu;
   std::string nvlink_file;
   std::optional<double> nic_GBps;
+  std::vector<std::string> catalog_files;
   bool json = false;
 };
 
@@ -59,9 +62,11 @@ nlohmann::json to_json(const TopologyReport& r) {
   out["nvlink_domains"] = r.nvlink_domains;
   out["all_to_all_groups"] = r.all_to_all_groups;
   out["max_tp_in_domain"] = r.max_tp_in_domain;
+  out["gpu"] = r.rates ? json(r.rates->gpu) : json(nullptr);
   out["generation"] = r.rates ? json(r.rates->generation) : json(nullptr);
   out["generation_reason"] = r.rates_reason;
   out["nvlink_per_link_GBps"] = r.rates ? json(r.rates->nvlink_per_link_GBps) : json(nullptr);
+  out["rates_source"] = r.rates ? json(r.rates->source) : json(nullptr);
   out["fastest_gpu_GBps"] = r.fastest_gpu_GBps;
   out["nic_GBps"] = r.nic_GBps;
   out["nic_GBps_reason"] = r.nic_reason;
@@ -82,7 +87,9 @@ void print_text(const TopologyReport& r) {
   const std::size_t n = t.gpus.size();
   fmt::print("Topology from {}: {} GPU{}, {} NIC{}\n", t.format, n, n == 1 ? "" : "s", t.nics.size(),
              t.nics.size() == 1 ? "" : "s");
-  fmt::print("Generation: {} ({})\n\n", r.rates ? r.rates->generation : std::string("unknown"), r.rates_reason);
+  fmt::print("Generation: {} ({})\n", r.rates ? r.rates->generation : std::string("unknown"), r.rates_reason);
+  if (r.rates) fmt::print("Rates from {}\n", r.rates->source);
+  fmt::print("\n");
   fmt::print("Links (code / GB/s per direction):\n{:>8}", "");
   for (std::size_t j = 0; j < n; ++j) fmt::print("{:>12}", fmt::format("GPU{}", j));
   fmt::print("\n");
@@ -127,13 +134,20 @@ void add_topo_command(CLI::App& app) {
       "topo", "Reads `nvidia-smi topo -m` (or rocm-smi --showtopo / amd-smi topology) and prints the link matrix, "
               "NVLink domains, GPU-NIC pairing and placement advice. Without FILE, asks the NVIDIA driver (NVML).");
   cmd->add_option("file", args->file, "topology output to read; - for standard input");
-  cmd->add_option("--gpu", args->gpu, "GPU model (h100, a100, v100, b200, mi300x, ...): fixes per-link rates");
+  cmd->add_option("--gpu", args->gpu,
+                  "GPU catalog name (h100-sxm-80gb, a100-sxm-80gb, v100-sxm-32gb, b200, mi300x, ...; see 'gpuplan "
+                  "catalog gpus') or device name: fixes per-link rates");
   cmd->add_option("--nvlink", args->nvlink_file, "`nvidia-smi nvlink -s` output: link counts, rates, inactive links");
   cmd->add_option("--nic-GBps", args->nic_GBps, "bandwidth of one NIC, GB/s per direction (400 Gb/s = 50)");
+  cmd->add_option("--catalog", args->catalog_files, "Hardware catalog JSON adding or overriding entries (repeatable)")
+      ->type_name("FILE");
   cmd->add_flag("--json", args->json, "print JSON instead of text");
   cmd->callback([args]() {
+    HardwareCatalog catalog = HardwareCatalog::builtin();
+    for (const auto& f : args->catalog_files) catalog.merge_json(read_text_file(f, "--catalog"), f);
     Topology topo = args->file.empty() ? discover_topology_nvml() : parse_topology(read_text_file(args->file, "topo FILE"));
     TopologyOptions opt;
+    opt.catalog = &catalog;
     opt.gpu_name = args->gpu;
     opt.nic_GBps = args->nic_GBps;
     if (!args->nvlink_file.empty()) opt.nvlink_status = parse_nvlink_status(read_text_file(args->nvlink_file, "--nvlink"));

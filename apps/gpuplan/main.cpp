@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   gpuplan::cli::add_memory_command(app);
   gpuplan::cli::add_catalog_command(app);
   gpuplan::cli::add_topo_command(app);
+  gpuplan::cli::add_comm_command(app);
+  gpuplan::cli::add_estimate_command(app);
   gpuplan::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);

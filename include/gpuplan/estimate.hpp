@@ -1,8 +1,11 @@
 #pragma once
 // Step time of a training job: compute per operation, every collective each parallel dimension needs priced on
 // the fabric, pipeline bubble, overlap; with throughput, MFU and HFU. Pure; see docs/estimate.md.
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,14 +18,44 @@ namespace gpuplan {
 struct TimeOptions {
   bool tp_overlap = false;               // --tp-overlap: TP communication hidden behind GEMMs
   std::string order = "tp-cp-ep-dp-pp";  // rank placement, innermost first (Megatron-LM's default)
+  bool dp_overlap = true;                // gradient reduction in buckets overlapped with backward (Megatron-LM
+                                         // --overlap-grad-reduce, PyTorch DDP); false: after backward (--no-dp-overlap)
 };
+
+// Efficiency constants of the compute model for one GPU (data/perf.json; every value carries its source there).
+struct PerfConstants {
+  double gemm_max_efficiency = 0;        // fraction of the dense peak a large, square GEMM reaches
+  double gemm_memory_efficiency = 0;     // fraction of HBM peak a GEMM's operand traffic reaches
+  double roofline_sharpness = 0;         // p of t = (tc^p + tm^p)^(1/p): 1 adds compute and memory time, large -> max
+  double gemm_tile_m = 0, gemm_tile_n = 0;  // output tile of one thread block (wave quantization)
+  double sm_count = 0;                   // streaming multiprocessors (wave quantization)
+  double flash_attention_efficiency = 0; // fraction of the peak a flash-attention kernel reaches
+  double memory_bound_efficiency = 0;    // fraction of HBM peak elementwise/normalization kernels reach
+  double kernel_overhead_s = 0;          // launch + tail of one kernel, eager framework
+  double optimizer_bytes_per_param = 0;  // HBM traffic of one mixed-precision Adam step per local parameter
+  double host_link_efficiency = 0;       // fraction of the host-link rate offload copies reach
+  double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per GPU
+  double dp_bucket_elements = 0;         // gradient bucket in elements (the last one is exposed when overlapped)
+  double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
+  std::string source;                    // which entry of data/perf.json (and overlays) these came from
+};
+
+// The constants for `gpu` from data/perf.json, patched by each overlay JSON text (same schema; "-" names a
+// section). Keys: "defaults", then per "architecture" and per GPU name, later ones winning. Throws InputError
+// naming the origin and key for a malformed overlay.
+PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std::string, std::string>>& overlays = {});
 
 struct EstimateInputs {
   MemoryInputs memory;                   // model, training setup, layout (as `gpuplan memory`)
   GpuSpec gpu;                           // compute peaks and HBM bandwidth
   Fabric fabric;
   TimeOptions time;
+  std::optional<PerfConstants> perf;     // empty: perf_constants(gpu)
+  std::optional<FlopsPerToken> flops;    // flops_per_token(model, seq_len); filled by prepare_estimate
 };
+
+// Fills the cached parts (parameter counts, FLOPs per token, perf constants) so repeated evaluations are lean.
+void prepare_estimate(EstimateInputs& in);
 
 struct StepEstimate {
   MemoryReport memory;
@@ -31,10 +64,25 @@ struct StepEstimate {
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;
   double model_tflops_per_gpu = 0;       // model FLOPs (no recompute) per GPU per second / 1e12
+  double hardware_tflops_per_gpu = 0;    // with recomputation counted
   double mfu = 0;                        // model FLOPs utilization vs dense bf16/fp16 (or fp8) peak
   double hfu = 0;                        // hardware FLOPs (with recompute) utilization
+  double peak_tflops = 0;                // the peak MFU and HFU divide by
 };
 
 StepEstimate estimate_step(const EstimateInputs& in);
+
+// Rank placement. Dimensions in the order innermost first ("tp-cp-ep-dp-pp"; '-' or ',' separated); throws
+// InputError naming --order unless each of tp, cp, ep, dp, pp appears exactly once.
+enum class ParallelDim { tp = 0, cp = 1, ep = 2, dp = 3, pp = 4 };
+std::array<ParallelDim, 5> parse_order(std::string_view order);
+
+// Where each communication group lies for a layout on nodes of `gpus_per_node` GPUs. `dp` is the dense-gradient
+// group (data x context parallel, experts included), `edp` the expert-gradient group, `pp` one stage boundary
+// (two neighbouring stages).
+struct RankPlacement {
+  GroupPlacement tp, cp, ep, dp, edp, pp;
+};
+RankPlacement place_ranks(const Layout& layout, int gpus_per_node, const std::array<ParallelDim, 5>& order);
 
 }  // namespace gpuplan

@@ -10,6 +10,9 @@
 
 namespace gpuplan {
 
+class HardwareCatalog;
+struct GpuSpec;
+
 // ---------------------------------------------------------------------------------------------------------------
 // Connection codes
 
@@ -95,29 +98,49 @@ struct NvlinkStatus {
 NvlinkStatus parse_nvlink_status(std::string_view text);
 
 // ---------------------------------------------------------------------------------------------------------------
-// Link rates (per direction, GB/s). Each entry carries its source; see src/topology/link_rates.cpp.
+// Link rates (per direction, GB/s), taken from the hardware catalog (include/gpuplan/hardware.hpp,
+// data/hardware/*.json), where each figure carries its source. See src/topology/link_rates.cpp.
+//
+// Every function below takes the catalog to read; nullptr means the built-in one (HardwareCatalog::builtin()).
 
 struct GpuLinkRates {
+  std::string gpu;                    // catalog GPU name: "h100-sxm-80gb"
   std::string generation;             // "Hopper (NVLink 4)", "AMD CDNA3 (xGMI)"
-  double nvlink_per_link_GBps = 0;    // nominal data rate of one link, one direction
-  int nvlinks_per_gpu = 0;
-  double pcie_GBps = 0;               // x16 link of the GPU's PCIe generation, one direction
-  double nic_GBps = 0;                // usual compute NIC of that generation's systems, one direction
-  std::string nic_name;               // "NDR 400 Gb/s"
-  std::string source;                 // where these numbers come from
+  std::string nvlink_link;            // catalog link of the GPU's NVLink/xGMI: "nvlink4"; "" when it has none
+  double nvlink_per_link_GBps = 0;    // that link's nominal data rate, one direction (links.*.per_direction_GBps)
+  int nvlinks_per_gpu = 0;            // gpus.*.scaleup_links
+  std::string pcie_link;              // the GPU's host link: "pcie5-x16" (or "nvlink-c2c" on Grace superchips)
+  double pcie_GBps = 0;               // that link, one direction
+  std::string nic_link;               // usual compute NIC of the generation's systems: "ib-ndr"; "" when no rule
+  double nic_GBps = 0;                // that link, one direction
+  std::string nic_name;               // its catalog description: "InfiniBand NDR 4x, 400 Gb/s (ConnectX-7)"
+  std::string source;                 // the catalog entries used ("gpus.h100-sxm-80gb, links.nvlink4, ...")
 };
 
-// By GPU name ("h100", "NVIDIA H800", "Tesla V100-SXM2-32GB", "mi300x"); nullopt if not recognised.
-std::optional<GpuLinkRates> link_rates_for_gpu(std::string_view gpu_name);
+// The rates of one catalog GPU: its scale-up link, host link and the default NIC of its architecture (the rule
+// in default_nic_link). Links the catalog lacks leave their figures at 0.
+GpuLinkRates link_rates_for_catalog_gpu(const GpuSpec& gpu, const HardwareCatalog& catalog);
 
-// By the per-link figure `nvidia-smi nvlink -s` prints (25.781 -> NVLink 2, 26.562 -> NVLink 4, ...).
-std::optional<GpuLinkRates> link_rates_for_smi_rate(double printed_GBps);
+// The catalog link name of the usual compute NIC for an architecture ("hopper" -> "ib-ndr"); "" when none.
+// A documented rule (docs/topology.md); the rate itself comes from the catalog's link entry.
+std::string_view default_nic_link(std::string_view architecture);
+
+// By a catalog name ("h100-sxm-80gb", "rtx-3090") or a device name the driver reports ("NVIDIA H800",
+// "Tesla V100-SXM2-32GB"), case-insensitive; nullopt if the catalog has neither.
+std::optional<GpuLinkRates> link_rates_for_gpu(std::string_view gpu_name, const HardwareCatalog* catalog = nullptr);
+
+// By the per-link figure `nvidia-smi nvlink -s` prints (25.781 -> NVLink 2, 26.562 -> NVLink 4, ...), through
+// HardwareCatalog::nvlink_by_reported_rate. The GPU is the link's flagship: one whose scaleup_links equals the
+// link's typical_links_per_gpu, SXM first, then by name (26.562 -> h100-sxm-80gb; callers use the link counts
+// actually seen). nullopt when no link or no GPU matches.
+std::optional<GpuLinkRates> link_rates_for_smi_rate(double printed_GBps, const HardwareCatalog* catalog = nullptr);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Analysis
 
 struct TopologyOptions {
-  std::string gpu_name;                       // --gpu: fixes the generation; "" to infer
+  const HardwareCatalog* catalog = nullptr;   // rates come from here; nullptr: HardwareCatalog::builtin()
+  std::string gpu_name;                       // --gpu: a catalog or device name, fixes the rates; "" to infer
   std::optional<double> nic_GBps;             // --nic-GBps: per NIC, one direction
   std::optional<NvlinkStatus> nvlink_status;  // refines NVLink rates and removes inactive links
 };
@@ -125,7 +148,8 @@ struct TopologyOptions {
 struct TopologyReport {
   Topology topology;
   std::optional<GpuLinkRates> rates;          // nullopt when the generation could not be inferred
-  std::string rates_reason;                   // how the rates were chosen ("--gpu h100", "inferred from NV18", ...)
+  std::string rates_reason;                   // how the rates were chosen ("--gpu h100-sxm-80gb", "inferred from
+                                              // NV18", ...)
   std::vector<std::vector<double>> bandwidth_GBps;  // GPU x GPU, per direction, 0 on the diagonal
   std::vector<std::vector<int>> nvlink_domains;     // connected components of the NVLink (or xGMI) graph
   std::vector<std::vector<int>> all_to_all_groups;  // largest groups with a direct fast link between every pair,
@@ -134,15 +158,15 @@ struct TopologyReport {
   std::vector<std::vector<int>> nic_nearest_gpus;   // per NIC: the GPUs closest to it (empty for a SYS-only NIC)
   int compute_nics = 0;                       // NICs nearest to at least one GPU
   double fastest_gpu_GBps = 0;                // best GPU-GPU pair bandwidth
-  double nic_GBps = 0;                        // per NIC, one direction (option, catalog or NCCL default)
+  double nic_GBps = 0;                        // per NIC, one direction (option, else a catalog link)
   std::string nic_reason;
   int max_tp_in_domain = 1;                   // largest power of two <= the largest all-to-all group
   std::vector<std::string> advice;
   std::vector<std::string> warnings;          // parse warnings plus those of the analysis
 };
 
-// Pure: computes the report from a parsed topology. Throws InputError for an unknown --gpu name or a
-// non-positive --nic-GBps.
+// Pure: computes the report from a parsed topology and the catalog. Throws InputError for a --gpu name the catalog
+// lacks (with the closest names) or a non-positive --nic-GBps.
 TopologyReport analyze_topology(const Topology& topology, const TopologyOptions& options = {});
 
 // Connected components of the GPUs joined by NVLink or xGMI codes; a GPU without such a link is its own domain.

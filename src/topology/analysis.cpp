@@ -7,20 +7,28 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <string_view>
 
+#include "catalog_ref.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/hardware.hpp"
 #include "gpuplan/topology.hpp"
 
 namespace gpuplan {
 
 namespace {
 
-// NCCL src/graph/topo.h: default NIC speed when the network plugin reports none (12 GB/s, i.e. 100 Gb/s class).
-constexpr double kNcclDefaultNicGBps = 12.0;
-// Rates used when the GPU generation cannot be inferred: NCCL src/graph/topo.h SM70/SM80 NVLink per-link figure
-// (20 GB/s) and PCIe 4.0 x16 (PCI-SIG, 31.5 GB/s per direction).
-constexpr double kUnknownNvlinkGBps = 20.0;
-constexpr double kUnknownPcieGBps = 31.5;
+// Catalog links used when the GPU is unknown (docs/topology.md): NVLink at NCCL's model rate of an NVLink 3 link
+// (NCCL's SM70/SM80 figure), PCIe 4.0 x16, and a 100 Gb/s class NIC (NCCL's own default is of that class).
+constexpr std::string_view kUnknownNvlink = "nvlink3";
+constexpr std::string_view kUnknownPcie = "pcie4-x16";
+constexpr std::string_view kUnknownNic = "ib-edr";
+
+// What the NV# pattern says when nothing names the GPU: the catalog entry taken for it.
+struct PatternGuess {
+  std::string_view gpu;
+  std::string_view why;
+};
 
 bool is_fast(PathType t) { return t == PathType::nvlink || t == PathType::xgmi; }
 
@@ -187,27 +195,30 @@ TopologyReport analyze_topology(const Topology& topology, const TopologyOptions&
     }
   }
 
-  // Generation: --gpu, then names (nvlink -s, NVML), then the nvlink -s rate, then the NV# pattern.
+  // The GPU: --gpu, then names (nvlink -s, NVML), then the nvlink -s rate, then the NV# pattern. Rates from the
+  // catalog entry found.
+  const HardwareCatalog& catalog = detail::topology_catalog(options.catalog);
+  auto named = [&](const GpuLinkRates& r, std::string_view name) {
+    return r.gpu == name ? std::string() : fmt::format(" = {}", r.gpu);
+  };
   if (!options.gpu_name.empty()) {
-    rep.rates = link_rates_for_gpu(options.gpu_name);
-    if (!rep.rates) {
-      throw InputError("--gpu", options.gpu_name,
-                       "a GPU name naming its model, e.g. p100, v100, a100, a800, h100, h200, h20, h800, b200, gb200, "
-                       "rtx-3090, a6000, l40s, mi250x, mi300x");
-    }
-    rep.rates_reason = fmt::format("--gpu {}", options.gpu_name);
+    rep.rates = link_rates_for_gpu(options.gpu_name, &catalog);
+    if (!rep.rates) (void)catalog.gpu(options.gpu_name);  // throws InputError (--gpu) with the closest names
+    if (!rep.rates) throw InputError("--gpu", options.gpu_name, "a GPU of the hardware catalog");
+    rep.rates_reason = fmt::format("--gpu {}{}", options.gpu_name, named(*rep.rates, options.gpu_name));
   }
   if (!rep.rates && options.nvlink_status) {
     for (const auto& g : options.nvlink_status->gpus) {
-      if ((rep.rates = link_rates_for_gpu(g.name))) {
-        rep.rates_reason = fmt::format("GPU name '{}' in the nvlink status", g.name);
+      if ((rep.rates = link_rates_for_gpu(g.name, &catalog))) {
+        rep.rates_reason = fmt::format("GPU name '{}' in the nvlink status{}", g.name, named(*rep.rates, g.name));
         break;
       }
     }
     if (!rep.rates) {
       for (const auto& g : options.nvlink_status->gpus) {
-        if (g.per_link_GBps > 0 && (rep.rates = link_rates_for_smi_rate(g.per_link_GBps))) {
-          rep.rates_reason = fmt::format("per-link rate {} GB/s in the nvlink status", g.per_link_GBps);
+        if (g.per_link_GBps > 0 && (rep.rates = link_rates_for_smi_rate(g.per_link_GBps, &catalog))) {
+          rep.rates_reason = fmt::format("per-link rate {} GB/s in the nvlink status ({}, taken as {})",
+                                         g.per_link_GBps, rep.rates->nvlink_link, rep.rates->gpu);
           break;
         }
       }
@@ -215,49 +226,59 @@ TopologyReport analyze_topology(const Topology& topology, const TopologyOptions&
   }
   if (!rep.rates) {
     for (const auto& g : topology.gpus) {
-      if (!g.name.empty() && (rep.rates = link_rates_for_gpu(g.name))) {
-        rep.rates_reason = fmt::format("GPU name '{}'", g.name);
+      if (!g.name.empty() && (rep.rates = link_rates_for_gpu(g.name, &catalog))) {
+        rep.rates_reason = fmt::format("GPU name '{}'{}", g.name, named(*rep.rates, g.name));
         break;
       }
     }
   }
   if (!rep.rates) {
+    std::optional<PatternGuess> guess;
     if (max_nv == 18) {
-      rep.rates = link_rates_for_gpu("h100");
-      rep.rates_reason = "inferred from NV18 (Hopper: 18 NVLinks per GPU; Blackwell also shows NV18: pass --gpu b200)";
+      guess = PatternGuess{"h100-sxm-80gb", "NV18 (Hopper: 18 NVLinks per GPU; Blackwell also shows NV18: pass --gpu b200)"};
     } else if (max_nv == 12) {
-      rep.rates = link_rates_for_gpu("a100");
-      rep.rates_reason = "inferred from NV12 (A100: 12 NVLinks per GPU)";
+      guess = PatternGuess{"a100-sxm-80gb", "NV12 (A100: 12 NVLinks per GPU)"};
     } else if (max_nv == 8 && min_nv == 8) {
-      rep.rates = link_rates_for_gpu("h800");
-      rep.rates_reason = "inferred from NV8 (H800: 8 NVLinks per GPU)";
+      guess = PatternGuess{"h800-sxm-80gb", "NV8 (H800: 8 NVLinks per GPU)"};
     } else if (max_nv == 2 && min_nv == 1 && n == 8) {
-      rep.rates = link_rates_for_gpu("v100");
-      rep.rates_reason = "inferred from the NV1/NV2 hybrid cube mesh (DGX-1 with V100)";
+      guess = PatternGuess{"v100-sxm-32gb", "the NV1/NV2 hybrid cube mesh (DGX-1 with V100)"};
     } else if (max_nv == 1 && n == 8) {
-      rep.rates = link_rates_for_gpu("p100");
-      rep.rates_reason = "inferred from the NV1 hybrid cube mesh (DGX-1 with P100)";
+      guess = PatternGuess{"p100-sxm-16gb", "the NV1 hybrid cube mesh (DGX-1 with P100)"};
     } else if (max_nv == 4 && n <= 2) {
-      rep.rates = link_rates_for_gpu("rtx 3090");
-      rep.rates_reason = "inferred from an NV4 bridge (RTX 3090 / RTX A6000 class)";
+      guess = PatternGuess{"rtx-3090", "an NV4 bridge (RTX 3090 / RTX A6000 class)"};
     } else if (any_xgmi) {
-      rep.rates = link_rates_for_gpu("mi300x");
-      rep.rates_reason = "inferred from the xGMI mesh (assumed MI300-class; pass --gpu otherwise)";
+      guess = PatternGuess{"mi300x", "the xGMI mesh (assumed MI300-class; pass --gpu otherwise)"};
+    }
+    if (guess) {
+      rep.rates = link_rates_for_gpu(guess->gpu, &catalog);
+      if (rep.rates) rep.rates_reason = fmt::format("inferred from {}; taken as {}", guess->why, guess->gpu);
+      else rep.warnings.push_back(fmt::format("the catalog has no GPU '{}', inferred from {}", guess->gpu, guess->why));
     }
   }
-  const double nvlink_GBps = rep.rates ? rep.rates->nvlink_per_link_GBps : kUnknownNvlinkGBps;
-  const double pcie_GBps = rep.rates ? rep.rates->pcie_GBps : kUnknownPcieGBps;
+  auto catalog_rate = [&](std::string_view link, bool nccl_model) {
+    const LinkSpec* l = catalog.find_link(link);
+    if (l == nullptr) return 0.0;
+    return nccl_model && l->nccl_model_GBps > 0 ? l->nccl_model_GBps : l->per_direction_GBps;
+  };
+  double nvlink_GBps = rep.rates ? rep.rates->nvlink_per_link_GBps : 0;
+  double pcie_GBps = rep.rates ? rep.rates->pcie_GBps : 0;
   if (!rep.rates) {
     rep.rates_reason = "unknown";
+    nvlink_GBps = catalog_rate(kUnknownNvlink, true);
+    pcie_GBps = catalog_rate(kUnknownPcie, false);
     if (max_nv > 0) {
       rep.warnings.push_back(fmt::format("GPU generation unknown: NVLink assumed at {} GB/s per link per direction "
-                                         "(NCCL's SM70/SM80 figure); pass --gpu or --nvlink for exact rates",
-                                         kUnknownNvlinkGBps));
+                                         "(NCCL's model rate of links.{}); pass --gpu or --nvlink for exact rates",
+                                         nvlink_GBps, kUnknownNvlink));
     }
     if (n > 1) {
-      rep.warnings.push_back(fmt::format("GPU generation unknown: PCIe assumed 4.0 x16 ({} GB/s per direction); pass "
-                                         "--gpu for the right generation", kUnknownPcieGBps));
+      rep.warnings.push_back(fmt::format("GPU generation unknown: PCIe assumed 4.0 x16 ({} GB/s per direction, "
+                                         "links.{}); pass --gpu for the right generation", pcie_GBps, kUnknownPcie));
     }
+  } else if (pcie_GBps <= 0 && n > 1) {
+    pcie_GBps = catalog_rate(kUnknownPcie, false);
+    rep.warnings.push_back(fmt::format("the catalog gives {} no host link: PCIe assumed 4.0 x16 ({} GB/s per "
+                                       "direction, links.{})", rep.rates->gpu, pcie_GBps, kUnknownPcie));
   }
 
   // Active NVLinks per GPU (nvlink status) against the links the matrix implies: the sum of NV# over peers, or on
@@ -394,10 +415,17 @@ TopologyReport analyze_topology(const Topology& topology, const TopologyOptions&
     rep.nic_reason = "--nic-GBps";
   } else if (rep.rates && rep.rates->nic_GBps > 0) {
     rep.nic_GBps = rep.rates->nic_GBps;
-    rep.nic_reason = fmt::format("{} assumed for {} systems; pass --nic-GBps", rep.rates->nic_name, rep.rates->generation);
+    rep.nic_reason = fmt::format("{} (links.{}) assumed for {} systems; pass --nic-GBps", rep.rates->nic_name,
+                                 rep.rates->nic_link, rep.rates->generation);
   } else {
-    rep.nic_GBps = kNcclDefaultNicGBps;
-    rep.nic_reason = "NCCL's default NIC speed (100 Gb/s class) assumed; pass --nic-GBps";
+    rep.nic_GBps = catalog_rate(kUnknownNic, false);
+    const LinkSpec* l = catalog.find_link(kUnknownNic);
+    rep.nic_reason = fmt::format("{} (links.{}) assumed, the class of NCCL's default NIC speed; pass --nic-GBps",
+                                 l != nullptr ? l->description : std::string("a 100 Gb/s NIC"), kUnknownNic);
+    if (!(rep.nic_GBps > 0)) {
+      throw InputError("catalog", fmt::format("no link '{}' for the default NIC", kUnknownNic),
+                       "pass --nic-GBps or keep links." + std::string(kUnknownNic) + " in the catalog");
+    }
   }
 
   // ---- Advice ----

@@ -1,0 +1,61 @@
+#pragma once
+// The constants of the collective cost model, read from data/comm.json (each with its source) and optionally
+// patched by a "comm": {"constants": {...}} section of a user file.
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuplan {
+
+enum CommAlgo { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kNumAlgos = 4 };
+enum CommProto { kLL = 0, kLL128 = 1, kSimple = 2, kNumProtos = 3 };
+using AlgoProtoTable = std::array<std::array<double, kNumProtos>, kNumAlgos>;
+
+struct CommArchConstants {
+  int min_sm = 0;
+  std::array<double, 3> ll_max_GBps{};             // 1 node / 2 nodes / 4+ nodes
+  double per_channel_ring_ll128_GBps = 0;
+  std::array<double, 3> per_channel_tree_ll128_GBps{};
+  std::array<double, 3> per_channel_tree_GBps{};
+  std::array<double, 3> per_channel_nvls_tree_GBps{};
+  double nvls_efficiency = 0;
+  double channel_rung_intra_GBps = 40;
+  double channel_rung_inter_GBps = 48;
+};
+
+struct CommConstants {
+  std::string nccl_version;
+  AlgoProtoTable base_latency_us{};
+  AlgoProtoTable hw_latency_nvlink_us{};
+  AlgoProtoTable hw_latency_pcie_us{};
+  AlgoProtoTable hw_latency_net_us{};
+  double latency_inter_us = 0;
+  double net_overhead_intel_us = 1, net_overhead_amd_us = 2, net_overhead_simple_factor = 3;
+  double ring_simple_multinode_factor_pre_ampere = 1.9, ring_simple_multinode_factor = 1.4;
+  double ll_fraction = 0.5, ll128_fraction = 0.92, tree_fraction = 0.92, tree_ll_divisor = 3.8;
+  double tree_ll128_one_node = 7.0 / 9.0, tree_ll128_multi_node = 120.0 / 128.0;
+  double tree_pattern_factor = 0.85;
+  std::array<std::vector<double>, kNumProtos> tree_correction;
+  std::vector<CommArchConstants> arch;             // sorted by min_sm
+  int channel_duplication = 2;
+  int nvls_channels = 16;
+  double p2p_base_us = 8.4, p2p_nvlink_us = 3.4, p2p_pcie_us = 5.7, p2p_net_us = 14.0;
+  double pcie_fallback_GBps = 24;
+  nlohmann::json document;                         // the merged "constants" object, value+source per name
+
+  const CommArchConstants& for_sm(int sm_version) const;
+};
+
+// The built-in constants (data/comm.json), parsed once.
+std::shared_ptr<const CommConstants> builtin_comm_constants();
+
+// `base` with the {name: value} pairs of `overrides` applied (a name as in data/comm.json's "constants").
+// Throws InputError naming `origin` and the name for an unknown name or a value of the wrong shape.
+std::shared_ptr<const CommConstants> patch_comm_constants(const CommConstants& base, const nlohmann::json& overrides,
+                                                          const std::string& origin);
+
+}  // namespace gpuplan

@@ -1,0 +1,443 @@
+// Collective cost in the manner of NCCL's tuning model (src/graph/tuning.cc): for every algorithm and protocol,
+// t = latency + bytes / bandwidth, with the fastest taken; plus a hierarchical scheme across nodes and
+// point-to-point models for AllToAll and SendRecv. See docs/comm.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "comm/constants.hpp"
+#include "gpuplan/comm.hpp"
+#include "gpuplan/error.hpp"
+
+namespace gpuplan {
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::allreduce: return "allreduce";
+    case Collective::allgather: return "allgather";
+    case Collective::reducescatter: return "reducescatter";
+    case Collective::alltoall: return "alltoall";
+    case Collective::broadcast: return "broadcast";
+    case Collective::sendrecv: return "sendrecv";
+  }
+  return "?";
+}
+
+std::optional<Collective> collective_from_string(std::string_view name) {
+  std::string s;
+  for (char ch : name) {
+    if (ch == '_' || ch == '-' || ch == ' ') continue;
+    s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (s == "allreduce" || s == "ar") return Collective::allreduce;
+  if (s == "allgather" || s == "ag") return Collective::allgather;
+  if (s == "reducescatter" || s == "rs") return Collective::reducescatter;
+  if (s == "alltoall" || s == "a2a") return Collective::alltoall;
+  if (s == "broadcast" || s == "bcast") return Collective::broadcast;
+  if (s == "sendrecv" || s == "p2p") return Collective::sendrecv;
+  return std::nullopt;
+}
+
+double busbw_factor(Collective collective, std::int64_t ranks) {
+  const double n = static_cast<double>(std::max<std::int64_t>(ranks, 1));
+  switch (collective) {
+    case Collective::allreduce: return 2.0 * (n - 1) / n;
+    case Collective::allgather:
+    case Collective::reducescatter:
+    case Collective::alltoall: return (n - 1) / n;
+    case Collective::broadcast:
+    case Collective::sendrecv: return 1.0;
+  }
+  return 1.0;
+}
+
+namespace {
+
+enum Algo { aRing, aTree, aNvls, aNvlsTree, aHier, aP2P, aLocal };
+const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
+
+struct Candidate {
+  Algo algo = aRing;
+  int proto = kSimple;
+  double time_s = std::numeric_limits<double>::infinity();
+  double latency_s = 0;
+  bool calibrated = false;
+};
+
+int log2i(std::int64_t v) {
+  int r = 0;
+  while (v > 1) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+// Everything about the placement the algorithms need.
+struct Setup {
+  const CommConstants* C = nullptr;
+  const CommArchConstants* A = nullptr;
+  Collective coll = Collective::allreduce;
+  double S = 0;
+  std::int64_t n = 1, rpn = 1, k = 1, conc = 1;
+  int cls = 0;                    // NCCL per-architecture caps index: 1 node / 2 nodes / 4+ nodes
+  bool intra_nvlink = false;      // the node-local ranks share the NVLink/xGMI domain
+  double intra_bus = 0;           // per-rank ring bandwidth inside the node, GB/s (NCCL-rated)
+  double net_rank = 0;            // per-rank share of the NICs, GB/s
+  double net_rank_packed = 0;     // the same for a packed group alone on its nodes (calibration reference)
+  const AlgoProtoTable* intra_hw = nullptr;
+  double factor = 1;              // nccl-tests busbw factor
+};
+
+void validate(const Fabric& f, double bytes, const GroupPlacement& g) {
+  if (!(bytes >= 0) || !std::isfinite(bytes))
+    throw InputError("--size", fmt::format("{}", bytes), "a finite number of bytes >= 0");
+  if (g.ranks < 1) throw InputError("--ranks", std::to_string(g.ranks), "a whole number >= 1");
+  if (g.ranks_per_node < 1)
+    throw InputError("--ranks-per-node", std::to_string(g.ranks_per_node), "a whole number >= 1");
+  if (g.concurrent_groups_per_node < 1)
+    throw InputError("concurrent groups per node", std::to_string(g.concurrent_groups_per_node),
+                     "a whole number >= 1");
+  const int gpn = std::max(f.gpus_per_node, 1);
+  if (g.ranks_per_node > gpn && g.ranks > gpn)
+    throw InputError("--ranks-per-node", std::to_string(g.ranks_per_node),
+                     fmt::format("at most {} ({} has {} GPUs per node)", gpn, f.name, gpn));
+  const std::int64_t rpn = std::min(g.ranks, std::min<std::int64_t>(g.ranks_per_node, gpn));
+  const std::int64_t k = (g.ranks + rpn - 1) / rpn;
+  if (k > std::max(f.nodes, 1))
+    throw InputError("--ranks", std::to_string(g.ranks),
+                     fmt::format("at most {} with {} ranks per node on {} ({} node{} of {} GPUs)",
+                                 static_cast<std::int64_t>(std::max(f.nodes, 1)) * rpn, rpn, f.name, f.nodes,
+                                 f.nodes == 1 ? "" : "s", gpn));
+}
+
+Setup make_setup(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g) {
+  validate(f, bytes, g);
+  Setup s;
+  s.C = f.constants ? f.constants.get() : builtin_comm_constants().get();
+  s.A = &s.C->for_sm(f.sm_version);
+  s.coll = coll;
+  s.S = bytes;
+  const int gpn = std::max(f.gpus_per_node, 1);
+  s.n = g.ranks;
+  s.rpn = std::min(g.ranks, std::min<std::int64_t>(g.ranks_per_node, gpn));
+  s.k = (s.n + s.rpn - 1) / s.rpn;
+  s.conc = g.concurrent_groups_per_node;
+  s.cls = s.k <= 1 ? 0 : (s.k == 2 ? 1 : 2);
+  s.factor = busbw_factor(coll, s.n);
+  const double pcie = f.pcie_per_gpu_GBps > 0 ? f.pcie_per_gpu_GBps : s.C->pcie_fallback_GBps;
+  s.intra_nvlink = f.domain_size >= s.rpn && f.domain_per_gpu_GBps > 0 && f.domain_size > 1;
+  if (s.rpn <= 1) {
+    s.intra_nvlink = f.domain_per_gpu_GBps > 0 && f.domain_size > 1;
+    s.intra_bus = s.intra_nvlink ? f.domain_per_gpu_GBps : pcie;
+  } else {
+    s.intra_bus = s.intra_nvlink ? f.domain_per_gpu_GBps : pcie;
+  }
+  s.intra_hw = s.intra_nvlink ? &s.C->hw_latency_nvlink_us : &s.C->hw_latency_pcie_us;
+  if (s.k > 1) {
+    const double node = f.nic_per_gpu_GBps * gpn;
+    const double one_nic = f.nics_per_node > 0 ? node / f.nics_per_node : f.nic_per_gpu_GBps;
+    s.net_rank = std::min(one_nic, node / static_cast<double>(s.conc * s.rpn));
+    s.net_rank_packed = std::min(one_nic, node / static_cast<double>(gpn));
+    if (!(s.net_rank > 0))
+      throw InputError("--nodes", std::to_string(f.nodes),
+                       fmt::format("1: {} has no scale-out bandwidth (nic_per_gpu_GBps is 0)", f.name));
+  }
+  return s;
+}
+
+double gbps(double GBps) { return GBps * 1e9; }
+
+int channels(const Setup& s, double bus, bool inter) {
+  const double rung = inter ? s.A->channel_rung_inter_GBps : s.A->channel_rung_intra_GBps;
+  return s.C->channel_duplication * std::max(1, static_cast<int>(std::floor(bus / rung)));
+}
+
+// Ring: every collective but AllToAll and SendRecv.
+void ring(const Setup& s, std::vector<Candidate>& out) {
+  const auto& C = *s.C;
+  const std::int64_t n = s.n, k = s.k;
+  const bool ar = s.coll == Collective::allreduce;
+  const std::int64_t nsteps = ar ? 2 * (n - 1)
+                              : (s.coll == Collective::allgather || s.coll == Collective::reducescatter) ? n - 1 : n;
+  const std::int64_t ninter = k > 1 ? (ar ? 2 * (k - 1) : k - 1) : 0;
+  const double bus = k > 1 ? std::min(s.intra_bus, static_cast<double>(s.rpn) * s.net_rank) : s.intra_bus;
+  const int nch = channels(s, bus, k > 1);
+  const bool ll128_ok = s.intra_nvlink || s.rpn <= 1;
+  for (int p = 0; p < kNumProtos; ++p) {
+    if (p == kLL128 && !ll128_ok) continue;
+    double intra_lat = (*s.intra_hw)[kRing][p];
+    const double overhead = (p == kSimple ? C.net_overhead_simple_factor : 1.0) * C.net_overhead_intel_us;
+    if (k > 1) intra_lat = std::max(intra_lat, overhead);
+    const double inter_lat = C.hw_latency_net_us[kRing][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
+    double lat = C.base_latency_us[kRing][p] + static_cast<double>(nsteps - ninter) * intra_lat +
+                 static_cast<double>(ninter) * inter_lat;
+    if (ar && k > 1 && p == kSimple && s.S / (static_cast<double>(nch) * static_cast<double>(n)) >= 64)
+      lat *= s.A->min_sm >= 80 ? C.ring_simple_multinode_factor : C.ring_simple_multinode_factor_pre_ampere;
+    double b = bus;
+    if (p == kLL) b = std::min(s.A->ll_max_GBps[s.cls], C.ll_fraction * bus);
+    if (p == kLL128) b = std::min(C.ll128_fraction * bus, nch * s.A->per_channel_ring_ll128_GBps);
+    Candidate c;
+    c.algo = aRing;
+    c.proto = p;
+    c.latency_s = lat * 1e-6;
+    c.time_s = c.latency_s + s.S * s.factor / gbps(b);
+    out.push_back(c);
+  }
+}
+
+double tree_correction(const Setup& s, int p) {
+  const auto& t = s.C->tree_correction[p];
+  const double units = std::floor(s.S / 64.0);
+  if (units < 1) return t.front();
+  const int idx = log2i(static_cast<std::int64_t>(units));
+  return idx < static_cast<int>(t.size()) ? t[idx] : 1.0;
+}
+
+// NCCL Tree AllReduce: a chain inside each node, a double binary tree across nodes. algbw = busBw / 2.
+void tree(const Setup& s, std::vector<Candidate>& out) {
+  if (s.coll != Collective::allreduce) return;
+  const auto& C = *s.C;
+  double bus = s.intra_bus;
+  // Across nodes every node sends and receives S once per direction (both trees together): algbw <= the group's
+  // share of the node's NICs, i.e. busBw (= 2 algbw) <= 2 x rpn x per-rank share.
+  if (s.k > 1) bus = std::min(bus, 2.0 * static_cast<double>(s.rpn) * s.net_rank) * C.tree_pattern_factor;
+  const int nch = channels(s, bus, s.k > 1);
+  const bool ll128_ok = s.intra_nvlink || s.rpn <= 1;
+  for (int p = 0; p < kNumProtos; ++p) {
+    if (p == kLL128 && !ll128_ok) continue;
+    const double intra_lat = (*s.intra_hw)[kTree][p];
+    const double inter_lat = C.hw_latency_net_us[kTree][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
+    const double lat = C.base_latency_us[kTree][p] +
+                       2.0 * (static_cast<double>(s.rpn - 1) * intra_lat + log2i(s.k) * inter_lat);
+    double b = 0;
+    if (p == kSimple) b = std::min(C.tree_fraction * bus, nch * s.A->per_channel_tree_GBps[s.cls]);
+    if (p == kLL) b = std::min(bus / C.tree_ll_divisor, s.A->ll_max_GBps[s.cls]);
+    if (p == kLL128)
+      b = std::min(bus * (s.k == 1 ? C.tree_ll128_one_node : C.tree_ll128_multi_node),
+                   nch * s.A->per_channel_tree_ll128_GBps[s.cls]);
+    b *= tree_correction(s, p);
+    const double algbw = 0.5 * b;
+    Candidate c;
+    c.algo = aTree;
+    c.proto = p;
+    c.latency_s = lat * 1e-6;
+    c.time_s = c.latency_s + s.S / gbps(algbw);
+    out.push_back(c);
+  }
+}
+
+bool nvls_capable(const Fabric& f, const Setup& s) {
+  return f.nvswitch && f.sm_version >= 90 && s.A->nvls_efficiency > 0 && s.intra_nvlink && s.rpn >= 2 &&
+         (s.coll == Collective::allreduce || s.coll == Collective::allgather ||
+          s.coll == Collective::reducescatter);
+}
+
+// NVLS bus bandwidth inside the node (nccl-tests busbw), NCCL's formula.
+double nvls_bus(const Setup& s) {
+  const double nch = s.C->nvls_channels;
+  const double bw = s.intra_bus * s.A->nvls_efficiency * (nch - 1) / nch;
+  if (s.coll == Collective::allreduce) return 2.0 * bw;
+  return bw * static_cast<double>(s.rpn - 1) / static_cast<double>(s.rpn);
+}
+
+// NVLink SHARP inside one node; NVLSTree (NVLS inside, trees across) for AllReduce over several nodes.
+void nvls(const Fabric& f, const Setup& s, std::vector<Candidate>& out) {
+  if (!nvls_capable(f, s)) return;
+  const auto& C = *s.C;
+  if (s.k == 1) {
+    Candidate c;
+    c.algo = aNvls;
+    c.proto = kSimple;
+    c.latency_s = (C.base_latency_us[kNvls][kSimple] + C.hw_latency_nvlink_us[kNvls][kSimple]) * 1e-6;
+    c.time_s = c.latency_s + s.S * s.factor / gbps(nvls_bus(s));
+    out.push_back(c);
+    return;
+  }
+  if (s.coll != Collective::allreduce) return;
+  const double cap = C.nvls_channels * s.A->per_channel_nvls_tree_GBps[s.cls];
+  if (!(cap > 0)) return;
+  const double bus = std::min({nvls_bus(s), 2.0 * static_cast<double>(s.rpn) * s.net_rank, cap});
+  const double inter_lat = C.hw_latency_net_us[kNvlsTree][kSimple] + 2 * C.latency_inter_us;
+  Candidate c;
+  c.algo = aNvlsTree;
+  c.proto = kSimple;
+  c.latency_s = (C.base_latency_us[kNvlsTree][kSimple] + C.hw_latency_nvlink_us[kNvlsTree][kSimple] +
+                 2.0 * log2i(s.k) * inter_lat) * 1e-6;
+  c.time_s = c.latency_s + s.S * s.factor / gbps(bus);
+  out.push_back(c);
+}
+
+// Hierarchical across nodes: reduce-scatter inside the node, the 1/rpn shard across nodes over each rank's NIC
+// share, all-gather inside the node; the phases pipelined by chunks, so the slowest phase sets the rate.
+void hierarchical(const Fabric& f, const Setup& s, std::vector<Candidate>& out) {
+  if (s.k <= 1 || s.rpn <= 1) return;
+  if (s.coll != Collective::allreduce && s.coll != Collective::allgather && s.coll != Collective::reducescatter)
+    return;
+  const auto& C = *s.C;
+  const double rpn = static_cast<double>(s.rpn), k = static_cast<double>(s.k);
+  const bool ar = s.coll == Collective::allreduce;
+  double intra_bus = s.intra_bus;
+  if (nvls_capable(f, s)) {
+    Setup one = s;
+    one.k = 1;
+    intra_bus = std::max(intra_bus, nvls_bus(one));
+  }
+  const double intra_share = (ar ? 2.0 : 1.0) * (rpn - 1) / rpn;   // of S, per rank, over NVLink
+  const double net_share = (ar ? 2.0 : 1.0) * (k - 1) / k / rpn;   // of S, per rank, over its NIC share
+  const double t_intra = s.S * intra_share / gbps(intra_bus);
+  const double t_net = s.S * net_share / gbps(s.net_rank);
+  const double intra_steps = (ar ? 2.0 : 1.0) * (rpn - 1), inter_steps = (ar ? 2.0 : 1.0) * (k - 1);
+  const double lat = C.base_latency_us[kRing][kSimple] + intra_steps * (*s.intra_hw)[kRing][kSimple] +
+                     inter_steps * (C.hw_latency_net_us[kRing][kSimple] + 2 * C.latency_inter_us);
+  Candidate c;
+  c.algo = aHier;
+  c.proto = kSimple;
+  c.latency_s = lat * 1e-6;
+  c.time_s = c.latency_s + std::max(t_intra, t_net);
+  out.push_back(c);
+}
+
+// AllToAll and SendRecv are point-to-point operations in NCCL (no tuning model): all peers at once.
+void p2p(const Setup& s, std::vector<Candidate>& out) {
+  const auto& C = *s.C;
+  const double n = static_cast<double>(s.n), rpn = static_cast<double>(s.rpn);
+  double lat = C.p2p_base_us;
+  double t = 0;
+  if (s.coll == Collective::alltoall) {
+    if (s.rpn > 1) lat += s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us;
+    if (s.k > 1) lat += C.p2p_net_us;
+    const double t_intra = s.S * (rpn - 1) / n / gbps(s.intra_bus);
+    const double t_net = s.k > 1 ? s.S * (n - rpn) / n / gbps(s.net_rank) : 0;
+    t = std::max(t_intra, t_net);
+  } else {   // sendrecv: each rank sends S to the next; across nodes the boundary rank uses its NIC share
+    lat += s.k > 1 ? C.p2p_net_us : (s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us);
+    t = s.S / gbps(s.k > 1 ? std::min(s.net_rank, s.intra_bus) : s.intra_bus);
+  }
+  Candidate c;
+  c.algo = aP2P;
+  c.proto = kSimple;
+  c.latency_s = lat * 1e-6;
+  c.time_s = c.latency_s + t;
+  out.push_back(c);
+}
+
+// A calibrated tier replaces the model's bandwidth and/or latency for the fastest candidate.
+void apply_calibration(const Fabric& f, const Setup& s, Candidate& best) {
+  const TierCalibration& cal = s.k > 1 ? f.inter : f.intra;
+  if (!(cal.bus_GBps > 0) && !(cal.latency_us > 0) && !(cal.step_latency_us > 0)) return;
+  const bool ar = s.coll == Collective::allreduce;
+  const double steps = (ar ? 2.0 : 1.0) * static_cast<double>(s.n - 1);
+  const double lat_s = (cal.latency_us > 0 || cal.step_latency_us > 0)
+                           ? (cal.latency_us + steps * cal.step_latency_us) * 1e-6
+                           : best.latency_s;
+  double bw_time = best.time_s - best.latency_s;
+  if (cal.bus_GBps > 0) {
+    double bus = cal.bus_GBps;
+    if (s.k > 1 && s.net_rank_packed > 0) bus *= std::min(1.0, s.net_rank / s.net_rank_packed);
+    bw_time = s.S * s.factor / gbps(bus);
+  }
+  best.latency_s = lat_s;
+  best.time_s = lat_s + bw_time;
+  best.calibrated = true;
+}
+
+std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g,
+                                Setup* setup_out) {
+  Setup s = make_setup(f, coll, bytes, g);
+  if (setup_out) *setup_out = s;
+  std::vector<Candidate> out;
+  if (s.n <= 1) {
+    Candidate c;
+    c.algo = aLocal;
+    c.time_s = 0;
+    out.push_back(c);
+    return out;
+  }
+  if (coll == Collective::alltoall || coll == Collective::sendrecv) {
+    p2p(s, out);
+  } else {
+    ring(s, out);
+    tree(s, out);
+    nvls(f, s, out);
+    hierarchical(f, s, out);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  apply_calibration(f, s, out.front());
+  return out;
+}
+
+std::string algo_name(const Setup& s, const Candidate& c) {
+  switch (c.algo) {
+    case aRing: return s.k > 1 ? "ring (across nodes)" : "ring";
+    case aTree: return s.k > 1 ? "tree (double binary across nodes)" : "tree (chain)";
+    case aNvls: return "nvls";
+    case aNvlsTree: return "nvls-tree";
+    case aHier: return "hierarchical";
+    case aP2P: return s.coll == Collective::alltoall ? "p2p (all peers at once)" : "p2p";
+    case aLocal: return "none (one rank)";
+  }
+  return "?";
+}
+
+std::string bottleneck(const Setup& s, const Candidate& c) {
+  if (c.algo == aLocal) return "a single rank moves nothing";
+  const double bw_s = c.time_s - c.latency_s;
+  const std::string regime = c.latency_s >= bw_s ? "latency-bound (fixed cost >= transfer time)"
+                                                 : "bandwidth-bound (transfer time > fixed cost)";
+  std::string where;
+  if (s.k > 1)
+    where = fmt::format("{} nodes x {} ranks, {:.1f} GB/s NIC share per rank{}", s.k, s.rpn, s.net_rank,
+                        s.conc > 1 ? fmt::format(" ({} groups share each node's NICs)", s.conc) : "");
+  else
+    where = fmt::format("one node, {} ({:.1f} GB/s per GPU as NCCL rates it)",
+                        s.intra_nvlink ? "NVLink domain" : "PCIe", s.intra_bus);
+  return regime + "; " + where;
+}
+
+CollectiveCost describe(const Fabric& f, const Setup& s, const Candidate& c, bool best) {
+  CollectiveCost r;
+  r.time_s = c.time_s;
+  r.algbw_GBps = c.time_s > 0 ? s.S / c.time_s / 1e9 : 0;
+  r.busbw_GBps = r.algbw_GBps * s.factor;
+  r.algorithm = algo_name(s, c);
+  r.protocol = c.algo == aLocal ? "" : kProtoNames[c.proto];
+  if (c.calibrated) {
+    r.algorithm += " (calibrated)";
+    const TierCalibration& cal = s.k > 1 ? f.inter : f.intra;
+    std::string srcs;
+    for (const auto& x : f.calibration_sources) srcs += (srcs.empty() ? "" : ", ") + x;
+    r.reason = fmt::format("{}-node tier calibrated{}: latency {:.1f} us + {:.2f} us/step, busbw {:.1f} GB/s; {}",
+                           s.k > 1 ? "inter" : "intra", srcs.empty() ? "" : " from " + srcs, cal.latency_us,
+                           cal.step_latency_us, cal.bus_GBps, bottleneck(s, c));
+  } else {
+    r.reason = (best ? std::string("fastest of the algorithm/protocol pairs NCCL would consider; ") : std::string()) +
+               bottleneck(s, c);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<CollectiveCost> collective_candidates(const Fabric& fabric, Collective collective, double bytes,
+                                                  const GroupPlacement& group) {
+  Setup s;
+  const auto cands = evaluate(fabric, collective, bytes, group, &s);
+  std::vector<CollectiveCost> out;
+  for (std::size_t i = 0; i < cands.size(); ++i) out.push_back(describe(fabric, s, cands[i], i == 0));
+  return out;
+}
+
+CollectiveCost collective_cost(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
+  Setup s;
+  const auto cands = evaluate(fabric, collective, bytes, group, &s);
+  return describe(fabric, s, cands.front(), true);
+}
+
+double collective_time_s(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
+  return evaluate(fabric, collective, bytes, group, nullptr).front().time_s;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,102 @@
+// Constants of the compute model, read from the embedded data/perf.json and optional overlays of the same schema.
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/estimate.hpp"
+#include "util/embedded_data.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+struct Field {
+  const char* key;
+  double PerfConstants::*member;
+  double min;
+  double max;
+};
+
+constexpr Field kFields[] = {
+    {"gemm_max_efficiency", &PerfConstants::gemm_max_efficiency, 0.01, 1.0},
+    {"gemm_memory_efficiency", &PerfConstants::gemm_memory_efficiency, 0.01, 1.0},
+    {"roofline_sharpness", &PerfConstants::roofline_sharpness, 1.0, 64.0},
+    {"gemm_tile_m", &PerfConstants::gemm_tile_m, 1.0, 4096.0},
+    {"gemm_tile_n", &PerfConstants::gemm_tile_n, 1.0, 4096.0},
+    {"sm_count", &PerfConstants::sm_count, 1.0, 10000.0},
+    {"flash_attention_efficiency", &PerfConstants::flash_attention_efficiency, 0.01, 1.0},
+    {"memory_bound_efficiency", &PerfConstants::memory_bound_efficiency, 0.01, 1.0},
+    {"kernel_overhead_s", &PerfConstants::kernel_overhead_s, 0.0, 1e-2},
+    {"optimizer_bytes_per_param", &PerfConstants::optimizer_bytes_per_param, 0.0, 1000.0},
+    {"host_link_efficiency", &PerfConstants::host_link_efficiency, 0.01, 1.0},
+    {"cpu_adam_params_per_s", &PerfConstants::cpu_adam_params_per_s, 1.0, 1e15},
+    {"dp_bucket_elements", &PerfConstants::dp_bucket_elements, 1.0, 1e13},
+    {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
+};
+
+// One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.
+void apply_section(PerfConstants& c, const nlohmann::json& section, const std::string& origin, const std::string& where) {
+  if (!section.is_object()) throw InputError(origin + ": " + where, section.dump(), "an object of constants");
+  for (const auto& [key, entry] : section.items()) {
+    if (!key.empty() && key[0] == '_') continue;
+    const Field* field = nullptr;
+    for (const auto& f : kFields)
+      if (key == f.key) field = &f;
+    if (field == nullptr) {
+      std::string names;
+      for (const auto& f : kFields) names += (names.empty() ? "" : ", ") + std::string(f.key);
+      throw InputError(origin + ": " + where + "." + key, "unknown constant", names);
+    }
+    const nlohmann::json& v = entry.is_object() && entry.contains("value") ? entry.at("value") : entry;
+    if (!v.is_number())
+      throw InputError(origin + ": " + where + "." + key, v.dump(), "a number or {\"value\": number, \"source\": text}");
+    const double x = v.get<double>();
+    if (!(x >= field->min && x <= field->max))
+      throw InputError(origin + ": " + where + "." + key, fmt::format("{}", x),
+                       fmt::format("a number from {} to {}", field->min, field->max));
+    c.*(field->member) = x;
+  }
+}
+
+void apply_file(PerfConstants& c, const nlohmann::json& j, const GpuSpec& gpu, const std::string& origin) {
+  if (!j.is_object()) throw InputError(origin, "not a JSON object", "an object with defaults/architectures/gpus");
+  for (const auto& [key, value] : j.items())
+    if (key != "defaults" && key != "architectures" && key != "gpus" && (key.empty() || key[0] != '_'))
+      throw InputError(origin + ": " + key, "unknown section", "defaults, architectures, gpus");
+  if (j.contains("defaults")) apply_section(c, j.at("defaults"), origin, "defaults");
+  if (j.contains("architectures") && j.at("architectures").contains(gpu.architecture))
+    apply_section(c, j.at("architectures").at(gpu.architecture), origin, "architectures." + gpu.architecture);
+  if (j.contains("gpus") && j.at("gpus").contains(gpu.name))
+    apply_section(c, j.at("gpus").at(gpu.name), origin, "gpus." + gpu.name);
+}
+
+const nlohmann::json& builtin_perf_json() {
+  static const nlohmann::json j = [] {
+    for (const auto& f : detail::embedded_files())
+      if (f.path == "perf.json") return nlohmann::json::parse(f.content);
+    throw std::logic_error("data/perf.json is not embedded");
+  }();
+  return j;
+}
+
+}  // namespace
+
+PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std::string, std::string>>& overlays) {
+  PerfConstants c;
+  apply_file(c, builtin_perf_json(), gpu, "builtin:perf.json");
+  c.source = "builtin:perf.json";
+  for (const auto& [origin, text] : overlays) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(origin, "not valid JSON", std::string("a perf constants file (") + e.what() + ")");
+    }
+    apply_file(c, j, gpu, origin);
+    c.source += " + " + origin;
+  }
+  return c;
+}
+
+}  // namespace gpuplan

@@ -1,0 +1,432 @@
+// Step time of a training iteration: per-operation compute (GEMM roofline with shape-dependent efficiency,
+// memory-bound kernels from bytes over HBM bandwidth), every collective priced on the tier its group spans,
+// pipeline schedule, data-parallel overlap, optimizer step and offload. See docs/estimate.md.
+#include <algorithm>
+#include <cmath>
+
+#include "gpuplan/error.hpp"
+#include "gpuplan/estimate.hpp"
+#include "memory/internal.hpp"
+#include "model/param_parts.hpp"
+
+namespace gpuplan {
+
+namespace {
+
+// Per-GPU machine numbers used by the kernels' cost functions.
+struct Machine {
+  double peak = 0;        // FLOP/s of the training dtype
+  double hbm = 0;         // bytes/s
+  const PerfConstants* c = nullptr;
+};
+
+// One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K: a smooth roofline over compute and operand
+// traffic, with the compute side derated by the dense peak fraction and by wave quantization over the SMs.
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
+  const PerfConstants& c = *mc.c;
+  const double flops = 2 * m * n * k * batch;
+  const double tiles = std::ceil(m / c.gemm_tile_m) * std::ceil(n / c.gemm_tile_n) * batch;
+  const double waves = std::ceil(tiles / c.sm_count);
+  const double wave_util = tiles / (waves * c.sm_count);
+  const double tc = flops / (mc.peak * c.gemm_max_efficiency * wave_util);
+  const double tm = elem_bytes * (m * k + k * n + m * n) * batch / (mc.hbm * c.gemm_memory_efficiency);
+  const double p = c.roofline_sharpness;
+  const double t = p == 1 ? tc + tm : std::pow(std::pow(tc, p) + std::pow(tm, p), 1 / p);
+  return t + c.kernel_overhead_s;
+}
+
+// `kernels` bandwidth-bound kernels moving `bytes` in all.
+double mem_s(const Machine& mc, double bytes, double kernels) {
+  if (bytes <= 0) return 0;
+  return bytes / (mc.hbm * mc.c->memory_bound_efficiency) + kernels * mc.c->kernel_overhead_s;
+}
+
+// Forward and backward time of one piece of work for one microbatch on one rank.
+struct Cost {
+  double f = 0;
+  double b = 0;
+  Cost& operator+=(const Cost& o) {
+    f += o.f;
+    b += o.b;
+    return *this;
+  }
+};
+
+struct Shapes {
+  double tokens = 0;      // b x s / cp on this rank
+  double s_kv = 0;        // keys per query
+  double b = 0;
+  double s_loc = 0;
+  double h = 0;
+  double tp = 1;
+  double e = 2;           // bytes of an activation element
+  double ge = 2;          // bytes of a GEMM operand element (1 under fp8)
+  bool sp = false;
+  bool dropout = false;
+  bool flash = true;
+};
+
+// Attention core (scores, softmax, context) of one layer.
+Cost attention_core(const Machine& mc, const ModelConfig& m, const Shapes& s) {
+  const double heads = static_cast<double>(m.heads) / s.tp;
+  const double qk = static_cast<double>(detail::qk_head_dim(m));
+  const double v = static_cast<double>(detail::v_head_dim(m));
+  Cost c;
+  if (s.flash) {
+    // Causal kernels skip the masked half of the s x s product; the backward recomputes the scores (2.5x FLOPs).
+    const double flops = 2 * s.tokens * s.s_kv * heads * (qk + v) * 0.5;
+    const double t = flops / (mc.peak * mc.c->flash_attention_efficiency);
+    c.f = t + mc.c->kernel_overhead_s;
+    c.b = 2.5 * t + 2 * mc.c->kernel_overhead_s;
+    return c;
+  }
+  const double bh = s.b * heads;
+  c.f = gemm_s(mc, s.s_loc, s.s_kv, qk, bh, s.ge) + gemm_s(mc, s.s_loc, v, s.s_kv, bh, s.ge);
+  // Fused scale-mask-softmax reads and writes the scores; dropout on the probabilities adds a pass and a mask.
+  const double scores = bh * s.s_loc * s.s_kv;
+  double bytes = scores * 2 * s.e;
+  double kernels = 1;
+  if (s.dropout) {
+    bytes += scores * (2 * s.e + 1);
+    kernels += 1;
+  }
+  c.f += mem_s(mc, bytes, kernels);
+  c.b = 2 * c.f;
+  return c;
+}
+
+// One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
+Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, const Shapes& s, bool moe,
+                double ep, double etp) {
+  const double h = s.h;
+  const double T = s.tokens;
+  const double tp = s.tp;
+  const double heads = static_cast<double>(m.heads);
+  const double v = static_cast<double>(detail::v_head_dim(m));
+  const double attn_params = static_cast<double>(detail::attention_params(m, detail::Biases::exclude));
+  const double out_k = heads * v;
+  const double in_n = std::max(0.0, attn_params - out_k * h) / h;  // q, k, v (and MLA) projections, as one GEMM
+  double f = gemm_s(mc, T, in_n / tp, h, 1, s.ge) + gemm_s(mc, T, h, out_k / tp, 1, s.ge);
+  const bool gated = m.mlp == MlpKind::gated;
+  const double up = gated ? 2 : 1;
+  double act_elems = 0;  // elements entering the activation function
+  if (!moe) {
+    const double ffn = static_cast<double>(m.ffn_hidden);
+    f += gemm_s(mc, T, up * ffn / tp, h, 1, s.ge) + gemm_s(mc, T, h, ffn / tp, 1, s.ge);
+    act_elems += T * ffn / tp;
+  } else {
+    const double experts = static_cast<double>(m.moe.routed_experts);
+    const double topk = static_cast<double>(m.moe.top_k);
+    const double ffn = static_cast<double>(m.moe.expert_ffn_hidden);
+    const double local = std::max(1.0, experts / ep);
+    const double rows = T * topk * ep / experts;  // tokens per local expert, balanced routing
+    f += gemm_s(mc, T, experts, h, 1, s.ge);       // router
+    f += gemm_s(mc, rows, up * ffn / etp, h, local, s.ge) + gemm_s(mc, rows, h, ffn / etp, local, s.ge);
+    act_elems += rows * local * ffn / etp;
+    if (m.moe.shared_experts > 0) {
+      const double sffn = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
+      f += gemm_s(mc, T, up * sffn / tp, h, 1, s.ge) + gemm_s(mc, T, h, sffn / tp, 1, s.ge);
+      act_elems += T * sffn / tp;
+    }
+    // Permute and unpermute of the routed tokens: read and write each copy once.
+    f += mem_s(mc, 2 * 2 * T * topk * h * s.e, 2);
+  }
+  (void)pc;
+  // Memory-bound kernels. Under sequence parallelism norms, dropout and residuals see T / tp tokens.
+  const double tn = s.sp ? T / tp : T;
+  const double norms = static_cast<double>(m.norms_per_layer);
+  double bytes = norms * 2 * tn * h * s.e;                                   // norms: read, write
+  double kernels = norms;
+  bytes += 2 * (3 * tn * h * s.e + (s.dropout ? tn * h : 0));               // bias-dropout-add x2
+  kernels += 2;
+  bytes += (gated ? 3 : 2) * act_elems * s.e;                               // activation (gated: 2 in, 1 out)
+  kernels += 1;
+  if (m.positions == PositionKind::rotary) {
+    const double kv = static_cast<double>(m.kv_heads) * static_cast<double>(detail::qk_head_dim(m));
+    bytes += 2 * s.e * T * (heads * static_cast<double>(detail::qk_head_dim(m)) + kv) / tp;
+    kernels += 2;
+  }
+  f += mem_s(mc, bytes, kernels);
+  // Backward: data and weight gradients of every GEMM (2x), and twice the traffic of each memory-bound kernel.
+  return Cost{f, 2 * f};
+}
+
+double dtype_bytes(DType d) { return d == DType::fp32 ? 4.0 : 2.0; }
+
+const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
+  switch (t.precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return gpu.has_dtype("fp8") ? "fp8" : "bf16";
+  }
+  return "bf16";
+}
+
+}  // namespace
+
+void prepare_estimate(EstimateInputs& in) {
+  if (in.memory.model && !in.memory.counts) prepare_inputs(in.memory);
+  if (in.memory.model) in.flops = flops_per_token(*in.memory.model, in.memory.training.seq_len);
+  if (!in.perf) in.perf = perf_constants(in.gpu);
+}
+
+StepEstimate estimate_step(const EstimateInputs& in) {
+  if (!in.memory.model)
+    throw InputError("--model", "(none)", "a model architecture: the step time is computed per operation, --params alone is not enough");
+  const ModelConfig& m = *in.memory.model;
+  const TrainingConfig& tr = in.memory.training;
+  const Layout l = resolve_layout(in.memory);
+  const std::int64_t gpus_per_node = std::max(1, in.fabric.gpus_per_node);
+  const std::int64_t capacity = static_cast<std::int64_t>(gpus_per_node) * std::max(1, in.fabric.nodes);
+  if (l.gpus > capacity)
+    throw InputError("--gpus", std::to_string(l.gpus),
+                     "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
+                         std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
+  const RankPlacement place = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
+
+  StepEstimate r;
+  r.memory = estimate_memory(in.memory, false);
+  std::optional<PerfConstants> loaded;
+  if (!in.perf) loaded = perf_constants(in.gpu);
+  const PerfConstants& perf = in.perf ? *in.perf : *loaded;
+  const ParamCounts pc = in.memory.counts ? *in.memory.counts : count_params(m);
+  const FlopsPerToken fpt = in.flops ? *in.flops : flops_per_token(m, tr.seq_len);
+
+  Machine mc;
+  r.peak_tflops = in.gpu.tflops(peak_dtype(tr, in.gpu));
+  mc.peak = r.peak_tflops * 1e12;
+  mc.hbm = in.gpu.memory_GBps * 1e9;
+  mc.c = &perf;
+  if (!(mc.hbm > 0)) throw InputError("--gpu", in.gpu.name, "a GPU with a memory bandwidth in the catalog");
+
+  Shapes s;
+  s.tp = static_cast<double>(l.tp);
+  s.b = static_cast<double>(tr.micro_batch);
+  s.s_loc = static_cast<double>(tr.seq_len) / static_cast<double>(l.cp);
+  s.s_kv = static_cast<double>(tr.seq_len);
+  s.tokens = s.b * s.s_loc;
+  s.h = static_cast<double>(m.hidden);
+  s.e = memory::activation_element_bytes(tr);
+  s.ge = tr.precision == Precision::fp8 ? 1.0 : s.e;
+  s.sp = l.sequence_parallel && l.tp > 1;
+  s.dropout = tr.dropout > 0;
+  s.flash = l.attention == Attention::flash;
+  const double ep = static_cast<double>(l.ep);
+  const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
+
+  // Compute per layer kind, one microbatch.
+  const Cost core = attention_core(mc, m, s);
+  Cost dense = layer_body(mc, m, pc, s, false, ep, etp);
+  dense += core;
+  Cost moe{};
+  if (m.is_moe()) {
+    moe = layer_body(mc, m, pc, s, true, ep, etp);
+    moe += core;
+  }
+  // Embedding (first stage) and output layer + loss (last stage).
+  const double width = static_cast<double>(detail::embedding_width(m));
+  const double vocab_t = static_cast<double>(m.vocab) / s.tp;
+  Cost embed;
+  embed.f = mem_s(mc, 4 * s.tokens * s.h * s.e, 2);
+  embed.b = mem_s(mc, vocab_t * width * 4 + s.tokens * s.h * (s.e + 4), 2);
+  Cost head;
+  head.f = gemm_s(mc, s.tokens, vocab_t, width, 1, s.ge) + mem_s(mc, 2 * s.tokens * s.h * s.e, 1);
+  // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
+  head.f += mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3);
+  head.b = 2 * (head.f - mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3)) + mem_s(mc, s.tokens * vocab_t * (4 + 4 + s.e), 2);
+
+  // Communication per layer and microbatch.
+  const Fabric& fab = in.fabric;
+  const double act_bytes = s.tokens * s.h * s.e;  // the full (b, s/cp, h) activation
+  double tp_layer_f = 0;                          // forward TP collectives of one layer
+  if (l.tp > 1) {
+    if (s.sp)
+      tp_layer_f = 2 * (collective_time_s(fab, Collective::allgather, act_bytes, place.tp) +
+                        collective_time_s(fab, Collective::reducescatter, act_bytes, place.tp));
+    else
+      tp_layer_f = 2 * collective_time_s(fab, Collective::allreduce, act_bytes, place.tp);
+  }
+  double cp_layer_f = 0;
+  if (l.cp > 1) {
+    const double kv_bytes = 2 * s.tokens * static_cast<double>(m.kv_heads) * static_cast<double>(detail::qk_head_dim(m)) / s.tp * s.e;
+    GroupPlacement pair{2, place.cp.ranks_per_node > 1 ? 2 : 1, place.cp.concurrent_groups_per_node};
+    cp_layer_f = static_cast<double>(l.cp - 1) * collective_time_s(fab, Collective::sendrecv, kv_bytes, pair);
+  }
+  double ep_layer_f = 0;
+  if (m.is_moe() && l.ep > 1) {
+    const double tokens = s.sp ? s.tokens / s.tp : s.tokens;
+    const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.h * s.e;
+    ep_layer_f = 2 * collective_time_s(fab, Collective::alltoall, bytes, place.ep);
+  }
+  // Exposed parts: TP hidden behind the layer's GEMMs with --tp-overlap; CP ring steps behind the attention core.
+  auto tp_exposed = [&](double comm, double compute) { return in.time.tp_overlap ? std::max(0.0, comm - compute) : comm; };
+  const double cp_f = std::max(0.0, cp_layer_f - core.f);
+  const double cp_b = std::max(0.0, 2 * cp_layer_f - core.b);
+
+  // Per pipeline stage, one microbatch.
+  const auto stages = memory::stage_params(in.memory, l, &pc);
+  const std::size_t p = stages.size();
+  const double mb = static_cast<double>(r.memory.microbatches);
+  const double v = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
+  const double grad_bytes = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
+  const double weight_bytes = tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  const double dp = static_cast<double>(l.dp);
+  const double edp = std::max(1.0, dp * static_cast<double>(l.cp) / ep * (s.tp / etp));
+
+  struct StageTime {
+    double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0;
+    double total() const { return fwd + bwd + rec + tp + cp + ep + zero3 + offload; }
+  };
+  double t_max = 0, t_sum = 0, bwd_sum = 0;
+  StageTime slowest;
+  double dp_exposed = 0, optimizer = 0, offload_step = 0;
+  double hw_recompute_flops = 0;  // per microbatch, summed over stages (for HFU)
+  for (std::size_t i = 0; i < p; ++i) {
+    const memory::StageParams& sp = stages[i];
+    const double layers = static_cast<double>(sp.layers);
+    const double moe_layers = static_cast<double>(sp.moe_layers);
+    const double dense_layers = layers - moe_layers;
+    StageTime st;
+    st.fwd = dense_layers * dense.f + moe_layers * moe.f;
+    st.bwd = dense_layers * dense.b + moe_layers * moe.b;
+    double recomputed = 0;
+    if (l.recompute == Recompute::full) {
+      recomputed = l.recompute_layers < 0 ? layers : std::min(layers, static_cast<double>(l.recompute_layers));
+      const double moe_share = layers > 0 ? moe_layers / layers : 0;
+      st.rec = recomputed * ((1 - moe_share) * dense.f + moe_share * moe.f);
+    } else if (l.recompute == Recompute::selective) {
+      st.rec = layers * core.f;
+    }
+    if (sp.first) {
+      st.fwd += embed.f;
+      st.bwd += embed.b;
+    }
+    if (sp.last) {
+      st.fwd += head.f;
+      st.bwd += head.b;
+    }
+    // TP: two collectives per layer forward, two backward, the forward ones again for recomputed layers; the
+    // vocabulary-parallel embedding all-reduces its output and the loss all-reduces three per-token scalars.
+    const double layer_gemm_f = (dense.f - core.f) * 0.9;
+    st.tp = layers * (tp_exposed(tp_layer_f, layer_gemm_f) + tp_exposed(tp_layer_f, 2 * layer_gemm_f)) +
+            recomputed * tp_exposed(tp_layer_f, layer_gemm_f);
+    if (l.tp > 1 && sp.first) st.tp += collective_time_s(fab, Collective::allreduce, act_bytes, place.tp);
+    if (l.tp > 1 && sp.last) st.tp += 3 * collective_time_s(fab, Collective::allreduce, s.tokens * 4, place.tp);
+    st.cp = layers * (cp_f + cp_b) + recomputed * cp_f;
+    st.ep = moe_layers * 2 * ep_layer_f + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_layer_f;
+
+    // Data parallel. Local gradients: dense over the data x context group, experts over the expert-data group.
+    const double g_dense = sp.dense * grad_bytes, g_expert = sp.expert * grad_bytes;
+    double dp_t = 0, dp_bucket = 0, ag_t = 0, ag_bucket = 0;
+    const double bucket = perf.dp_bucket_elements * grad_bytes;
+    if (l.zero == 0) {
+      dp_t = collective_time_s(fab, Collective::allreduce, g_dense, place.dp) +
+             collective_time_s(fab, Collective::allreduce, g_expert, place.edp);
+      dp_bucket = collective_time_s(fab, Collective::allreduce, std::min(bucket, g_dense), place.dp);
+    } else {
+      // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
+      // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
+      const double rs = collective_time_s(fab, Collective::reducescatter, g_dense, place.dp) +
+                        collective_time_s(fab, Collective::reducescatter, g_expert, place.edp);
+      const double ag = collective_time_s(fab, Collective::allgather, sp.dense * weight_bytes, place.dp) +
+                        collective_time_s(fab, Collective::allgather, sp.expert * weight_bytes, place.edp);
+      if (l.zero == 3) {
+        st.zero3 = std::max(0.0, ag - st.fwd) + std::max(0.0, ag + rs - st.bwd - st.rec);
+      } else {
+        dp_t = rs;
+        dp_bucket = collective_time_s(fab, Collective::reducescatter, std::min(bucket, g_dense), place.dp);
+        ag_t = ag;
+        ag_bucket = collective_time_s(fab, Collective::allgather, std::min(bucket, sp.dense * weight_bytes), place.dp);
+      }
+    }
+    double exposed = 0;
+    if (in.time.dp_overlap) {
+      exposed = std::min(dp_t, dp_bucket + std::max(0.0, dp_t - (st.bwd + st.rec))) +
+                std::min(ag_t, ag_bucket + std::max(0.0, ag_t - st.fwd));
+    } else {
+      exposed = dp_t + ag_t;
+    }
+    // Stage i finishes its last backward about i backward passes before stage 0 does.
+    dp_exposed = std::max(dp_exposed, exposed - bwd_sum);
+
+    // Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
+    const double shard = sp.dense / (l.zero >= 1 ? dp * static_cast<double>(l.cp) : 1.0) + sp.expert / (l.zero >= 1 ? edp : 1.0);
+    const double host_Bps = in.gpu.host_per_direction_GBps * 1e9 * perf.host_link_efficiency;
+    if (l.offload == Offload::none) {
+      optimizer = std::max(optimizer, mem_s(mc, shard * perf.optimizer_bytes_per_param, 8));
+    } else {
+      optimizer = std::max(optimizer, shard / perf.cpu_adam_params_per_s);
+      if (host_Bps > 0) {
+        const double down = shard * grad_bytes / host_Bps, up = shard * weight_bytes / host_Bps;
+        offload_step = std::max(offload_step, std::max(0.0, down - st.bwd) + up);
+        if (l.offload == Offload::optimizer_and_params) {
+          // Weights streamed in for each microbatch's forward and backward, overlapped with that compute.
+          const double stream = (sp.dense + sp.expert) * weight_bytes / host_Bps;
+          st.offload = std::max(0.0, stream - st.fwd) + std::max(0.0, stream - st.bwd - st.rec);
+        }
+      }
+    }
+    hw_recompute_flops += recomputed;  // layer count; converted below
+    const double t = st.total();
+    t_sum += t;
+    bwd_sum += st.bwd + st.rec;
+    if (t > t_max) {
+      t_max = t;
+      slowest = st;
+    }
+  }
+  const double t_avg = t_sum / static_cast<double>(p);
+  const double bubble = static_cast<double>(p - 1) * t_avg / v;
+  // Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered
+  // over the TP ranks, as Megatron-LM's scatter-gather optimization does).
+  double pp_comm = 0;
+  if (p > 1) {
+    const double bytes = act_bytes / s.tp;
+    pp_comm = 2 * (mb * v + static_cast<double>(p - 1)) * collective_time_s(fab, Collective::sendrecv, bytes, place.pp);
+  }
+  double embed_sync = 0;
+  if (p > 1 && m.tied_embeddings)
+    embed_sync = collective_time_s(fab, Collective::allreduce, vocab_t * width * grad_bytes, place.pp);
+
+  r.breakdown.reserve(14);
+  auto add = [&](const char* name, double t) { r.breakdown.emplace_back(name, t); };
+  add("forward", mb * slowest.fwd);
+  add("backward", mb * slowest.bwd);
+  add("recompute", mb * slowest.rec);
+  add("tp_comm", mb * slowest.tp);
+  add("cp_comm", mb * slowest.cp);
+  add("ep_comm", mb * slowest.ep);
+  add("zero3_comm", mb * slowest.zero3);
+  add("offload_stream", mb * slowest.offload);
+  add("pipeline_bubble", bubble);
+  add("pp_comm", pp_comm);
+  add("dp_comm", dp_exposed);
+  add("embedding_sync", embed_sync);
+  add("optimizer", optimizer + offload_step);
+  add("overhead", perf.step_overhead_s);
+  double step = 0;
+  for (const auto& [name, t] : r.breakdown) step += t;
+  r.step_s = step;
+
+  const double tokens = mb * static_cast<double>(tr.micro_batch) * dp * static_cast<double>(tr.seq_len);
+  const double gpus = static_cast<double>(l.gpus);
+  r.tokens_per_s = tokens / step;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  r.model_tflops_per_gpu = fpt.training * tokens / step / gpus / 1e12;
+  // Hardware FLOPs add the recomputed forward: whole layers (full) or the attention core (selective).
+  const double layers_total = static_cast<double>(m.layers);
+  const double head_fwd = 2 * static_cast<double>(m.vocab) * width;
+  double extra_per_token = 0;
+  if (l.recompute == Recompute::full)
+    extra_per_token = (fpt.forward - head_fwd) * hw_recompute_flops / layers_total;
+  else if (l.recompute == Recompute::selective)
+    extra_per_token = fpt.attention_forward;
+  r.hardware_tflops_per_gpu = (fpt.training + extra_per_token) * tokens / step / gpus / 1e12;
+  r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
+  r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
+  return r;
+}
+
+}  // namespace gpuplan
