@@ -51,6 +51,8 @@ TEST(HfConfigErrors, MalformedJson) {
   EXPECT_TRUE(contains(msg, "my/config.json")) << msg;
   EXPECT_TRUE(contains(msg, "malformed JSON")) << msg;
   EXPECT_FALSE(error_of([] { model_from_hf_config("[1, 2]", "config.json"); }).empty());
+  // A number beyond double range is a JSON range error, not a parse error (found by the fuzzer).
+  EXPECT_TRUE(contains(error_of([] { model_from_hf_config("{\"hidden_size\": 1e405}", "c.json"); }), "malformed JSON"));
 }
 
 TEST(HfConfigErrors, WrongTypes) {

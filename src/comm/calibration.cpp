@@ -201,7 +201,7 @@ void apply_comm_overrides(Fabric& fabric, std::string_view json_text, std::strin
   json doc;
   try {
     doc = json::parse(json_text);
-  } catch (const json::parse_error& ex) {
+  } catch (const json::exception& ex) {  // parse_error, and out_of_range for numbers such as 1e405
     std::string what = ex.what();
     const auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);

@@ -257,7 +257,7 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
 json parse_document(std::string_view text, std::string_view origin) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& ex) {
+  } catch (const json::exception& ex) {  // parse_error, and out_of_range for numbers such as 1e405
     // nlohmann's message carries line and column: "[json.exception.parse_error.101] parse error at line 3, ..."
     std::string what = ex.what();
     const auto pos = what.find("] ");

@@ -68,7 +68,7 @@ Cluster cluster_from_json(const HardwareCatalog& base, std::string_view json_tex
   json doc;
   try {
     doc = json::parse(json_text);
-  } catch (const json::parse_error& ex) {
+  } catch (const json::exception& ex) {  // parse_error, and out_of_range for numbers such as 1e405
     std::string what = ex.what();
     const auto pos = what.find("] ");
     if (pos != std::string::npos) what = what.substr(pos + 2);

@@ -123,7 +123,7 @@ ModelConfig model_from_hf_config(std::string_view json_text, std::string_view or
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e405
     throw InputError(origin, fmt::format("malformed JSON ({})", e.what()), "a Hugging Face config.json");
   }
   if (!json.is_object()) throw InputError(origin, "a JSON " + std::string(json.type_name()), "a JSON object");

@@ -90,7 +90,7 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e405
       throw InputError(origin, "not valid JSON", std::string("a perf constants file (") + e.what() + ")");
     }
     apply_file(c, j, gpu, origin);
