@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/plan.hpp"
@@ -97,8 +98,10 @@ TEST(PlanSearch, PrunedTopKEqualsExhaustiveTopK) {
   EXPECT_EQ(full.evaluated, full.space);
   EXPECT_LT(pruned.evaluated, full.evaluated);
   expect_same_top(pruned, full);
-  // Every layout is accounted for exactly once: evaluated or pruned.
+  // Every layout is accounted for exactly once: evaluated or pruned; every evaluated layout that fits is timed.
   EXPECT_EQ(pruned.evaluated + pruned.pruned_states + pruned.pruned_time, pruned.space);
+  EXPECT_EQ(pruned.feasible, pruned.timed);
+  EXPECT_EQ(full.feasible, full.timed);
 }
 
 TEST(PlanSearch, PrunedEqualsExhaustiveForMoe) {
@@ -111,6 +114,61 @@ TEST(PlanSearch, PrunedEqualsExhaustiveForMoe) {
   const PlanResult full = search_plans(in);
   expect_same_top(pruned, full);
   EXPECT_EQ(pruned.evaluated + pruned.pruned_states + pruned.pruned_time, pruned.space);
+}
+
+// The step time a plan is ranked by is estimate_step's on the inputs `gpuplan estimate` builds from the plan's
+// flags: built here from scratch (cluster fabric, GPU, the layout, the micro-batch, TP overlap).
+void expect_estimate_step_times(const PlanInputs& in, const std::string& system, int nodes, const PlanResult& r) {
+  const Cluster c = make_cluster(system, nodes);
+  for (const Plan& p : r.plans) {
+    EstimateInputs e;
+    e.memory.model = in.base.model;
+    e.memory.training = in.base.training;
+    e.memory.training.micro_batch = p.micro_batch;
+    e.memory.overheads = default_overheads();
+    e.memory.capacity_bytes = c.gpu.usable_memory_bytes;
+    e.memory.layout = p.layout;
+    e.gpu = c.gpu;
+    e.fabric = fabric_from_cluster(c);
+    e.time.tp_overlap = p.tp_overlap;
+    prepare_estimate(e);
+    const StepEstimate direct = estimate_step(e);
+    EXPECT_EQ(p.time.step_s, direct.step_s) << layout_flags(p);
+    EXPECT_EQ(p.time.breakdown, direct.breakdown) << layout_flags(p);
+    EXPECT_EQ(p.time.step_s, estimate_step(plan_estimate_inputs(in, p)).step_s);
+    // The score is the objective of that step time: seconds for step-time.
+    if (in.objective == Objective::step_time) {
+      EXPECT_EQ(p.score, p.time.step_s);
+    }
+  }
+}
+
+TEST(PlanSearch, RanksByEstimateStep) {
+  PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
+  in.top_k = 5;
+  const PlanResult r = search_plans(in);
+  ASSERT_EQ(r.plans.size(), 5u);
+  expect_estimate_step_times(in, "dgx-h100", 8, r);
+  PlanInputs moe = inputs_for("mixtral-8x7b", "dgx-h100", 2, 128, 4096);
+  moe.top_k = 3;
+  const PlanResult rm = search_plans(moe);
+  ASSERT_FALSE(rm.plans.empty());
+  expect_estimate_step_times(moe, "dgx-h100", 2, rm);
+  // evaluate_layout ranks a given layout the same way.
+  const Plan& best = r.plans.front();
+  const Plan again = evaluate_layout(in, best.layout, best.micro_batch, best.tp_overlap);
+  EXPECT_EQ(again.time.step_s, best.time.step_s);
+  EXPECT_EQ(again.memory_bytes, best.memory_bytes);
+}
+
+TEST(PlanSearch, TokensPerSecondRanksLikeStepTimeOnAFixedCluster) {
+  // With the GPU count and the global batch fixed, tokens per second is tokens per step over the step time.
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 1, 64, 4096);
+  in.top_k = 3;
+  const PlanResult a = search_plans(in);
+  in.objective = Objective::tokens_per_s;
+  const PlanResult b = search_plans(in);
+  expect_same_top(a, b);
 }
 
 TEST(PlanSearch, OneThreadAndTwoThreadsAgree) {

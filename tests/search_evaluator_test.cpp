@@ -1,8 +1,12 @@
-// The search's evaluator against the memory model it reproduces: identical worst-stage totals on sampled layouts.
+// The search's evaluator against the models it uses: identical worst-stage totals to estimate_memory, the step time
+// of estimate_step on the inputs `gpuplan estimate` builds, and the properties of the time lower bound the pruning
+// relies on, on sampled layouts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
+#include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/plan.hpp"
@@ -65,9 +69,48 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
     EXPECT_NEAR(lean.host, host, 1.0 + 1e-9 * host);
     // The states-only bound never exceeds the real total.
     EXPECT_LE(ev.states_lower_bound(s, v.zero, v.offload) * (1 - 1e-12), static_cast<double>(lean.total));
-    // The time lower bound never exceeds the step time.
-    const PlanTime t = ev.time(s, v);
-    EXPECT_LE(ev.time_lower_bound(s, v.micro_batch, v.recompute, v.recompute_layers), t.step_s * (1 + 1e-12));
+    // The step time is estimate_step's on the inputs built from scratch, as `gpuplan estimate` builds them.
+    EstimateInputs est = ev.estimate_inputs();
+    ev.set_layout(est, s, v);
+    EstimateInputs fresh;
+    fresh.memory = mi;
+    fresh.gpu = in.gpu;
+    fresh.fabric = in.fabric;
+    fresh.time.tp_overlap = v.tp_overlap && s.tp > 1;
+    prepare_estimate(fresh);
+    const double step = search::Evaluator::step_s(est);
+    ASSERT_EQ(step, estimate_step(fresh).step_s);
+    // The lower bound never exceeds it.
+    const double lb = search::Evaluator::step_lower_bound_s(est);
+    EXPECT_LE(lb, step);
+    // The bound of the (shape, micro-batch, sequence parallelism, overlap) group, plus what recomputation adds to
+    // the FLOP floor, never exceeds the step time either.
+    EstimateInputs eg = ev.estimate_inputs();
+    search::Variant none = v;
+    none.recompute = Recompute::none;
+    none.recompute_layers = -1;
+    ev.set_layout(eg, s, none);
+    const double floor = search::Evaluator::step_lower_bound_s(eg);
+    const double group = ev.variant_lower_bound_s(eg, s, v.micro_batch, v.sp, v.tp_overlap);
+    EXPECT_LE(group + std::max(0.0, lb - floor), step);
+    // What the pruning relies on: the bound of the item's plainest layout (no recomputation, ZeRO 0, no sequence
+    // parallelism, overlap or offload) is at most the bound of every layout of the item, and the bound never falls
+    // as more layers are recomputed.
+    search::Variant plain;
+    plain.micro_batch = v.micro_batch;
+    EstimateInputs e0 = ev.estimate_inputs();
+    ev.set_layout(e0, s, plain);
+    EXPECT_LE(search::Evaluator::step_lower_bound_s(e0), lb);
+    if (v.recompute == Recompute::full) {
+      const std::int64_t k = v.recompute_layers < 0 ? s.layers_per_stage : v.recompute_layers;
+      if (k < s.layers_per_stage) {
+        search::Variant more = v;
+        more.recompute_layers = k + 1 == s.layers_per_stage ? -1 : k + 1;
+        EstimateInputs e1 = ev.estimate_inputs();
+        ev.set_layout(e1, s, more);
+        EXPECT_LE(lb, search::Evaluator::step_lower_bound_s(e1));
+      }
+    }
   }
 }
 
@@ -84,7 +127,7 @@ TEST(SearchEvaluator, MatchesEstimateMemoryMoe) {
   check_sampled(inputs_for("deepseek-v3", "dgx-h100", 8, 512, 4096), 500, 4);
 }
 
-TEST(SearchEvaluator, MemoryShrinksAndTimeGrowsWithRecomputedLayers) {
+TEST(SearchEvaluator, MemoryShrinksAndTheTimeBoundGrowsWithRecomputedLayers) {
   const PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
   search::Evaluator ev(in);
   search::Shape s;
@@ -104,10 +147,12 @@ TEST(SearchEvaluator, MemoryShrinksAndTimeGrowsWithRecomputedLayers) {
   ev.stage_acts(s, 1, true, false, acts);
   bytes_t prev_mem = 0;
   double prev_time = 0;
+  EstimateInputs est = ev.estimate_inputs();
   for (std::int64_t k = 1; k <= 20; ++k) {
     v.recompute_layers = k;
     const bytes_t mem = ev.memory(s, acts, v).total;
-    const double t = ev.time(s, v).step_s;
+    ev.set_layout(est, s, v);
+    const double t = search::Evaluator::step_lower_bound_s(est);
     if (k > 1) {
       EXPECT_LE(mem, prev_mem);
       EXPECT_GE(t, prev_time);

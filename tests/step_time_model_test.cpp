@@ -9,6 +9,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/model_io.hpp"
+#include "gpuplan/text_file.hpp"
 
 namespace gpuplan {
 namespace {
@@ -178,6 +179,57 @@ TEST(StepTime, MeasuredSingleNodeRanking) {
   }
   EXPECT_GT(static_cast<double>(right) / static_cast<double>(pairs), 0.75);
   EXPECT_LT(ape / static_cast<double>(rows.size()), 0.35);  // published constants; see validation/time_report.md
+}
+
+TEST(StepTime, MeasuredSingleNodeWithCalibration) {
+  // All 1,440 vTrain measurements with the calibration of validation/data (perf constants fitted on these steps,
+  // comm fitted on the same testbed's nccl-tests tables): within 10% on average, layouts mostly in order.
+  const std::string dir = std::string(GPUPLAN_TEST_DATA_DIR) + "/../../validation/data/";
+  const Cluster node = make_cluster("dgx-a100", 1);
+  Fabric fabric = fabric_from_cluster(node);
+  apply_comm_overrides(fabric, read_text_file(dir + "a100-vtrain-comm-calibration.json", "comm"), "comm calibration");
+  const PerfConstants perf =
+      perf_constants(node.gpu, {{"calibration", read_text_file(dir + "a100-megatron-calibration.json", "perf")}});
+  std::ifstream f(std::string(GPUPLAN_TEST_DATA_DIR) + "/measured/a100-megatron-single-node-steps.csv");
+  ASSERT_TRUE(f.good());
+  struct R { int key; double ms, pred; };
+  std::vector<R> rows;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.find('#') != std::string::npos) continue;
+    int g, gbs, mbs, h, a, l, s, tp, dp, pp;
+    double ms;
+    char c;
+    std::istringstream in(line);
+    in >> g >> c >> gbs >> c >> mbs >> c >> h >> c >> a >> c >> l >> c >> s >> c >> tp >> c >> dp >> c >> pp >> c >> ms;
+    EstimateInputs e;
+    ModelConfig m = model_from_catalog("gpt2");
+    m.layers = l; m.hidden = h; m.heads = a; m.kv_heads = a; m.head_dim = 0; m.ffn_hidden = 4 * h;
+    m.vocab = (50257 + 128 * tp - 1) / (128 * tp) * (128 * tp);
+    e.memory.model = m;
+    e.memory.training.seq_len = s; e.memory.training.micro_batch = mbs; e.memory.training.global_batch = gbs;
+    e.memory.training.precision = Precision::fp16; e.memory.training.dropout = 0.1;
+    e.memory.layout.tp = tp; e.memory.layout.pp = pp; e.memory.layout.dp = dp;
+    e.memory.layout.recompute = Recompute::full; e.memory.layout.attention = Attention::eager;
+    e.memory.overheads = default_overheads();
+    e.memory.capacity_bytes = node.gpu.usable_memory_bytes;
+    e.gpu = node.gpu; e.fabric = fabric; e.time.dp_overlap = false; e.perf = perf;
+    prepare_estimate(e);
+    rows.push_back({(g * 1000 + gbs) * 10000 + h + l, ms, estimate_step(e).step_s * 1e3});
+  }
+  ASSERT_EQ(rows.size(), 1440u);
+  long pairs = 0, right = 0;
+  double ape = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    ape += std::abs(rows[i].pred - rows[i].ms) / rows[i].ms;
+    for (std::size_t j = i + 1; j < rows.size(); ++j) {
+      if (rows[i].key != rows[j].key || std::abs(rows[i].ms - rows[j].ms) < 0.1 * std::min(rows[i].ms, rows[j].ms)) continue;
+      ++pairs;
+      right += (rows[i].ms < rows[j].ms) == (rows[i].pred < rows[j].pred);
+    }
+  }
+  EXPECT_LT(ape / static_cast<double>(rows.size()), 0.10);
+  EXPECT_GT(static_cast<double>(right) / static_cast<double>(pairs), 0.93);
 }
 
 }  // namespace

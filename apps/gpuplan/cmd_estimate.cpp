@@ -16,10 +16,6 @@ namespace gpuplan::cli {
 
 namespace {
 
-constexpr const char* kFlopConvention =
-    "model FLOPs = flops_per_token(model, seq_len).training x tokens (Megatron-LM / Narayanan et al. convention: "
-    "matmuls only, backward = 2 x forward, causal attention not halved); HFU adds the recomputed forward";
-
 std::string text_report(const EstimateInputs& in, const StepEstimate& e, const std::string& origin) {
   std::string out;
   out += fmt::format("Step time on {} ({} GPUs, {}; peak {:.0f} TFLOP/s {})\n", origin, e.memory.gpus, in.gpu.name,
@@ -49,6 +45,7 @@ void add_estimate_command(CLI::App& app) {
     bool no_dp_overlap = false;
     std::string order = "tp-cp-ep-dp-pp";
     std::vector<std::string> perf_files;
+    std::string comm_calibration;
     bool json = false;
     bool all_stages = false;
   };
@@ -63,6 +60,9 @@ void add_estimate_command(CLI::App& app) {
   cmd->add_option("--order", args->order, "Rank placement, innermost first (Megatron-LM default)")
       ->capture_default_str()->group(timing);
   cmd->add_option("--perf", args->perf_files, "Compute-model constants overriding data/perf.json (repeatable)")
+      ->type_name("FILE")->group(timing);
+  cmd->add_option("--comm-calibration", args->comm_calibration,
+                  "Collective latency/bandwidth fitted to nccl-tests logs ('gpuplan comm --calibrate ... --out FILE')")
       ->type_name("FILE")->group(timing);
   cmd->add_flag("--json", args->json,
                 "Print JSON (keys: time.step_s, time.breakdown, throughput.*, memory as 'gpuplan memory --json')");
@@ -79,6 +79,9 @@ void add_estimate_command(CLI::App& app) {
       in.memory.capacity_bytes = cluster.gpu.usable_memory_bytes;
     in.gpu = cluster.gpu;
     in.fabric = cluster.fabric;
+    if (!args->comm_calibration.empty())
+      apply_comm_overrides(in.fabric, read_text_file(args->comm_calibration, "--comm-calibration"),
+                           args->comm_calibration);
     in.time.tp_overlap = args->tp_overlap;
     in.time.dp_overlap = !args->no_dp_overlap;
     in.time.order = args->order;
@@ -88,27 +91,14 @@ void add_estimate_command(CLI::App& app) {
     prepare_estimate(in);
     const StepEstimate e = estimate_step(in);
     if (args->json) {
-      const MemoryReport report = estimate_memory(in.memory, true);
-      const std::vector<Suggestion> fixes = report.fits ? std::vector<Suggestion>{} : suggest_fixes(in.memory);
-      nlohmann::json j;
-      j["time"]["step_s"] = e.step_s;
-      j["time"]["breakdown"] = nlohmann::json::object();
-      for (const auto& [name, t] : e.breakdown) j["time"]["breakdown"][name] = t;
-      j["throughput"] = {{"tokens_per_s", e.tokens_per_s},
-                         {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
-                         {"model_tflops_per_gpu", e.model_tflops_per_gpu},
-                         {"hardware_tflops_per_gpu", e.hardware_tflops_per_gpu},
-                         {"mfu", e.mfu},
-                         {"hfu", e.hfu},
-                         {"peak_tflops_per_gpu", e.peak_tflops},
-                         {"flop_convention", kFlopConvention}};
+      nlohmann::json j = estimate_json(in, e, args->all_stages);
       j["cluster"] = {{"origin", cluster.origin},
                       {"gpu", in.gpu.name},
                       {"nodes", in.fabric.nodes},
                       {"gpus_per_node", in.fabric.gpus_per_node},
                       {"order", in.time.order},
-                      {"perf_constants", in.perf->source}};
-      j["memory"] = memory_json(in.memory, report, fixes, args->all_stages);
+                      {"perf_constants", in.perf->source},
+                      {"comm_calibration", in.fabric.calibration_sources}};
       fmt::print("{}\n", j.dump(2));
     } else {
       fmt::print("{}", text_report(in, e, cluster.origin));

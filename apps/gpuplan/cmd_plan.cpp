@@ -14,6 +14,7 @@
 #include "gpuplan/report.hpp"
 #include "gpuplan/text_file.hpp"
 #include "gpuplan/units.hpp"
+#include "cluster_options.hpp"
 #include "model_options.hpp"
 
 namespace gpuplan::cli {
@@ -27,11 +28,10 @@ struct PlanArgs {
   std::string precision = "bf16";
   std::string optimizer = "adam";
   bool fused_loss = false;
-  std::string system;
-  int nodes = 1;
-  std::string cluster_file;
+  ClusterOptions cluster;
   std::vector<std::string> catalog_files;
   std::int64_t gpus = 0;
+  std::string gpu;
   std::string gpu_memory;
   std::vector<std::int64_t> tp, pp, vpp, cp, ep, etp, dp, micro_batch;
   std::int64_t max_tp = 0, max_pp = 0, max_cp = 0, max_vpp = 0;
@@ -55,6 +55,16 @@ E pick(const char* option, const std::string& value, std::initializer_list<std::
     accepted += (accepted.empty() ? "" : ", ") + std::string(name);
   }
   throw InputError(option, "'" + value + "'", accepted);
+}
+
+// A shell word: as is when it needs no quoting, else in single quotes.
+std::string quote(const std::string& w) {
+  const bool plain = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                         "-_./=:+,@%") == std::string::npos;
+  if (plain) return w;
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 struct Resolved {
@@ -83,26 +93,39 @@ Resolved resolve(const PlanArgs& a) {
 
   HardwareCatalog catalog = HardwareCatalog::builtin();
   for (const auto& f : a.catalog_files) catalog.merge_json(read_text_file(f, "--catalog"), f);
-  Cluster cluster;
-  if (!a.cluster_file.empty()) {
-    if (!a.system.empty()) throw InputError("--cluster", a.cluster_file, "either --cluster or --system");
-    cluster = cluster_from_json(catalog, read_text_file(a.cluster_file, "--cluster"), a.cluster_file);
-    r.hardware_flags = "--cluster " + a.cluster_file;
+  if (a.gpus < 0) throw InputError("--gpus", std::to_string(a.gpus), "a positive GPU count");
+  if (!a.gpu.empty() && !a.gpu_memory.empty()) throw InputError("--gpu-memory", a.gpu_memory, "either --gpu or --gpu-memory");
+  // The cluster exactly as `gpuplan estimate` resolves it from the same flags.
+  const ResolvedCluster cluster = a.cluster.resolve(catalog, a.gpu, a.gpus > 0 ? a.gpus : 1);
+  in.gpu = cluster.gpu;
+  in.fabric = cluster.fabric;
+  in.base.capacity_bytes = cluster.gpu.usable_memory_bytes;
+  // Host memory and NVMe of a node bound the offloaded bytes when the catalog states them.
+  if (!a.cluster.system.empty()) {
+    in.system = catalog.system(a.cluster.system);
   } else {
-    if (a.system.empty()) throw InputError("--system", "(none)", "a system from 'gpuplan catalog systems' (or --cluster)");
-    cluster = make_cluster(catalog, a.system, a.nodes);
-    r.hardware_flags = fmt::format("--system {} --nodes {}", a.system, a.nodes);
+    const std::string text = read_text_file(a.cluster.topology, "--topology");
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') in.system = cluster_from_json(catalog, text, a.cluster.topology).system;
   }
-  for (const auto& f : a.catalog_files) r.hardware_flags += " --catalog " + f;
+  if (a.cluster.system.empty()) {
+    r.hardware_flags = "--topology " + quote(a.cluster.topology);
+    if (a.cluster.nodes != -1) r.hardware_flags += fmt::format(" --nodes {}", a.cluster.nodes);
+    if (a.cluster.nic_GBps != 0) r.hardware_flags += fmt::format(" --nic-GBps {}", a.cluster.nic_GBps);
+  } else {
+    r.hardware_flags = fmt::format("--system {} --nodes {}", a.cluster.system, in.fabric.nodes);
+  }
+  if (!a.gpu.empty()) r.hardware_flags += " --gpu " + a.gpu;
+  for (const auto& f : a.catalog_files) r.hardware_flags += " --catalog " + quote(f);
   if (!a.gpu_memory.empty()) {
     in.base.capacity_bytes = parse_bytes(a.gpu_memory, "--gpu-memory");
     if (in.base.capacity_bytes <= 0) throw InputError("--gpu-memory", a.gpu_memory, "a positive size");
     r.hardware_flags += " --gpu-memory " + a.gpu_memory;
   }
-  set_cluster(in, cluster);
+  const std::int64_t cluster_gpus = static_cast<std::int64_t>(in.fabric.nodes) * std::max(1, in.fabric.gpus_per_node);
   if (a.gpus != 0) {
-    if (a.gpus < 1 || a.gpus > cluster.total_gpus())
-      throw InputError("--gpus", std::to_string(a.gpus), fmt::format("1 to the cluster's {} GPUs", cluster.total_gpus()));
+    if (a.gpus > cluster_gpus)
+      throw InputError("--gpus", std::to_string(a.gpus), fmt::format("1 to the cluster's {} GPUs", cluster_gpus));
     in.gpus = a.gpus;
   }
 
@@ -149,8 +172,22 @@ Resolved resolve(const PlanArgs& a) {
   return r;
 }
 
+// The model overrides given to plan, as flags of `gpuplan estimate`.
+std::string model_flags(const ModelOptions& m) {
+  std::string s = "--model " + quote(m.model);
+  for (const auto& [flag, v] : {std::pair{"--layers", m.layers}, {"--hidden", m.hidden}, {"--heads", m.heads},
+                                {"--kv-heads", m.kv_heads}, {"--head-dim", m.head_dim}, {"--ffn-hidden", m.ffn_hidden},
+                                {"--vocab", m.vocab}, {"--max-positions", m.max_positions}, {"--experts", m.experts},
+                                {"--top-k", m.top_k}, {"--expert-ffn-hidden", m.expert_ffn_hidden}})
+    if (v) s += fmt::format(" {} {}", flag, *v);
+  if (m.mlp) s += " --mlp " + *m.mlp;
+  if (m.norm) s += " --norm " + *m.norm;
+  if (m.tied_embeddings) s += *m.tied_embeddings ? " --tied-embeddings" : " --untied-embeddings";
+  return s;
+}
+
 std::string estimate_command(const PlanArgs& a, const Resolved& r, const Plan& p) {
-  std::string cmd = fmt::format("gpuplan estimate --model {} {} --seq-len {} --global-batch {}", a.model.model,
+  std::string cmd = fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}", model_flags(a.model),
                                 r.hardware_flags, a.seq_len, a.global_batch);
   if (a.precision != "bf16") cmd += " --precision " + a.precision;
   if (a.optimizer != "adam") cmd += " --optimizer " + a.optimizer;
@@ -180,24 +217,16 @@ nlohmann::json layout_json(const Plan& p) {
           {"pp_schedule", to_string(l.schedule)}};
 }
 
-nlohmann::json time_json(const Plan& p) {
-  nlohmann::json breakdown = nlohmann::json::object();
-  for (const auto& [name, s] : p.time.terms()) breakdown[name] = s;
-  nlohmann::json j = {{"step_s", p.time.step_s},
-                      {"breakdown", breakdown},
-                      {"tokens_per_s", p.time.tokens_per_s},
-                      {"tokens_per_s_per_gpu", p.time.tokens_per_s / static_cast<double>(p.layout.gpus)},
-                      {"mfu", p.time.mfu}};
-  if (p.time.cost_per_mtokens > 0) j["cost_per_million_tokens"] = p.time.cost_per_mtokens;
-  return j;
-}
-
+// A plan as `gpuplan estimate --json` prints it ("time", "throughput", "memory"), with its layout, the usable
+// memory under the margin and the command that reproduces it.
 nlohmann::json plan_json(const PlanArgs& a, const Resolved& r, const Plan& p) {
-  return {{"layout", layout_json(p)},
-          {"memory", memory_json(plan_memory_inputs(r.in, p), p.memory, {}, false)},
-          {"time", time_json(p)},
-          {"usable_bytes", p.usable_bytes},
-          {"command", estimate_command(a, r, p)}};
+  const EstimateInputs est = plan_estimate_inputs(r.in, p);
+  nlohmann::json j = estimate_json(est, p.time, false);
+  j["layout"] = layout_json(p);
+  j["usable_bytes"] = p.usable_bytes;
+  j["command"] = estimate_command(a, r, p);
+  if (p.cost_per_mtokens > 0) j["cost_per_million_tokens"] = p.cost_per_mtokens;
+  return j;
 }
 
 std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / kGB); }
@@ -244,8 +273,8 @@ void print_text(const PlanArgs& a, const Resolved& r, const PlanResult& res) {
     ++rank;
     fmt::print("#{} {}\n", rank, layout_line(p));
     fmt::print("   step {:.3f} s, {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%", p.time.step_s, p.time.tokens_per_s,
-               p.time.tokens_per_s / static_cast<double>(p.layout.gpus), 100 * p.time.mfu);
-    if (p.time.cost_per_mtokens > 0) fmt::print(", ${:.3f} per million tokens", p.time.cost_per_mtokens);
+               p.time.tokens_per_s_per_gpu, 100 * p.time.mfu);
+    if (p.cost_per_mtokens > 0) fmt::print(", ${:.3f} per million tokens", p.cost_per_mtokens);
     fmt::print("\n   memory {} of {} usable (worst stage {}, peak in {})\n", gb(static_cast<double>(p.memory_bytes)),
                gb(static_cast<double>(p.usable_bytes)), p.memory.worst_stage, p.memory.worst().peak_phase);
     const StageMemory& w = p.memory.worst();
@@ -255,8 +284,8 @@ void print_text(const PlanArgs& a, const Resolved& r, const PlanResult& res) {
                gb(static_cast<double>(w.activations)), gb(static_cast<double>(w.logits)),
                gb(static_cast<double>(w.comm_buffers)), gb(static_cast<double>(w.runtime)));
     std::string terms;
-    for (const auto& [name, s] : p.time.terms())
-      if (s > 0) terms += fmt::format("  {} {:.3f}", name, s);
+    for (const auto& [name, t] : p.time.breakdown)
+      if (t > 0) terms += fmt::format("  {} {:.3f}", name, t);
     fmt::print("   time (s):{}\n", terms);
     fmt::print("   reproduce: {}\n\n", estimate_command(a, r, p));
   }
@@ -287,11 +316,12 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str()->group(training);
   cmd->add_flag("--fused-loss", a->fused_loss, "Fused output layer + cross-entropy (no logits kept)")->group(training);
   const char* hw = "Hardware";
-  cmd->add_option("--system", a->system, "System catalog name (see 'gpuplan catalog systems')")->group(hw);
-  cmd->add_option("--nodes", a->nodes, "Nodes of --system")->capture_default_str()->group(hw);
-  cmd->add_option("--cluster", a->cluster_file, "Cluster JSON file instead of --system/--nodes")->group(hw);
+  a->cluster.add_to(*cmd);
   cmd->add_option("--catalog", a->catalog_files, "Hardware catalog JSON adding or overriding entries")->group(hw);
-  cmd->add_option("--gpus", a->gpus, "Use this many of the cluster's GPUs (default: all)")->group(hw);
+  cmd->add_option("--gpus", a->gpus,
+                  "Use this many of the cluster's GPUs (default: all; with --system and no --nodes, the nodes they "
+                  "need)")->group(hw);
+  cmd->add_option("--gpu", a->gpu, "GPU catalog name that computes (default: the system's)")->group(hw);
   cmd->add_option("--gpu-memory", a->gpu_memory, "Usable memory per GPU instead of the catalog's")->group(hw);
   const char* filters = "Search space filters (comma-separated lists)";
   for (auto [flag, target, help] :

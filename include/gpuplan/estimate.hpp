@@ -31,7 +31,9 @@ struct PerfConstants {
   double sm_count = 0;                   // streaming multiprocessors (wave quantization)
   double flash_attention_efficiency = 0; // fraction of the peak a flash-attention kernel reaches
   double memory_bound_efficiency = 0;    // fraction of HBM peak elementwise/normalization kernels reach
-  double kernel_overhead_s = 0;          // launch + tail of one kernel, eager framework
+  double kernel_overhead_s = 0;          // GPU-side launch latency + tail of one kernel (idle SMs between kernels)
+  double host_op_s = 0;                  // host (CPU) time the framework spends per kernel it launches; the GPU
+                                         // runs asynchronously behind it, so a microbatch takes max(GPU, host)
   double optimizer_bytes_per_param = 0;  // HBM traffic of one mixed-precision Adam step per local parameter
   double host_link_efficiency = 0;       // fraction of the host-link rate offload copies reach
   double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per GPU
@@ -71,6 +73,12 @@ struct StepEstimate {
 };
 
 StepEstimate estimate_step(const EstimateInputs& in);
+
+// A cheap floor for search pruning: never above estimate_step(in).step_s for a valid input (one estimate_step
+// accepts). The decoder layers' linear-layer FLOPs of the most loaded pipeline stage (forward, backward and
+// recomputed forward) at the best GEMM efficiency the model assigns; no communication, bubble or memory-bound
+// work. Fill `perf` (prepare_estimate) to keep it free of the constants lookup.
+double step_time_lower_bound_s(const EstimateInputs& in);
 
 // Rank placement. Dimensions in the order innermost first ("tp-cp-ep-dp-pp"; '-' or ',' separated); throws
 // InputError naming --order unless each of tp, cp, ep, dp, pp appears exactly once.

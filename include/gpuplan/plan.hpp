@@ -1,15 +1,18 @@
 #pragma once
 // Layout search: every way to lay a training job out on a cluster (TP x CP x PP x DP with EP/expert-TP carved out
 // of the data-parallel GPUs, virtual pipeline stages, micro-batch, ZeRO stage, recompute, offload, sequence
-// parallelism, TP communication overlap), evaluated for memory and step time, ranked, and explained.
-// See docs/plan.md for the space, the pruning rules and why they never discard the optimum.
+// parallelism, TP communication overlap), evaluated for memory (estimate_memory, reproduced by a fast evaluator)
+// and step time (estimate_step), ranked, and explained. See docs/plan.md for the space, the pruning rules and why
+// they never discard the optimum.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpuplan/comm.hpp"
+#include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/memory.hpp"
 
@@ -38,7 +41,8 @@ struct PlanInputs {
                                      // capacity; its layout supplies the fixed choices (attention kernel, impl)
   GpuSpec gpu;                       // compute peaks and HBM bandwidth
   Fabric fabric;                     // links between the GPUs
-  SystemSpec system;                 // host memory, host links and NVMe of one node (offload)
+  SystemSpec system;                 // host memory and NVMe of one node (offload capacity; 0: not a constraint)
+  std::optional<PerfConstants> perf; // estimate_step's compute constants; empty: perf_constants(gpu)
   std::int64_t gpus = 0;             // 0: fabric.nodes x fabric.gpus_per_node
   SearchSpace space;
   double memory_margin = kDefaultMemoryMargin;
@@ -50,25 +54,6 @@ struct PlanInputs {
   bool explain = true;               // why_winner and sensitivity (a few constrained searches more)
 };
 
-// Step time of one layout, by term (seconds on the critical path).
-struct PlanTime {
-  double step_s = 0;
-  double compute_s = 0;              // forward + backward at the achieved GEMM efficiency, all microbatches
-  double recompute_s = 0;            // forward work re-done for recomputed activations
-  double tp_comm_s = 0;              // exposed tensor-parallel collectives
-  double cp_comm_s = 0;              // exposed context-parallel K/V exchange
-  double ep_comm_s = 0;              // expert all-to-all
-  double pp_comm_s = 0;              // pipeline send/receive
-  double bubble_s = 0;               // pipeline fill and drain
-  double dp_comm_s = 0;              // exposed gradient reduction and parameter gathering
-  double optimizer_s = 0;            // optimizer step (on GPU, or on the host with offload)
-  double offload_s = 0;              // exposed host/NVMe transfers
-  double tokens_per_s = 0;
-  double mfu = 0;                    // model FLOPs / (GPUs x dense peak x step time)
-  double cost_per_mtokens = 0;       // dollars per million tokens (0 without a price)
-  std::vector<std::pair<const char*, double>> terms() const;   // name -> seconds, in a fixed order
-};
-
 struct Plan {
   Layout layout;                     // resolved (gpus, dp, etp filled)
   std::int64_t micro_batch = 1;
@@ -76,9 +61,10 @@ struct Plan {
   bool tp_overlap = false;
   bytes_t memory_bytes = 0;          // worst-stage peak per GPU (estimate_memory's total)
   bytes_t usable_bytes = 0;          // capacity x (1 - margin)
-  PlanTime time;
-  double score = 0;                  // the objective, smaller is better (seconds, s/token or $/token)
-  MemoryReport memory;               // full memory report (filled for the plans returned)
+  StepEstimate time;                 // estimate_step of the layout (step_s, breakdown, throughput, MFU)
+  double score = 0;                  // the objective, smaller is better (seconds, s/token or GPU-s/token)
+  double cost_per_mtokens = 0;       // dollars per million tokens (0 without a price)
+  MemoryReport memory;               // estimate_memory with its terms (filled for the plans returned)
 };
 
 struct Sensitivity {
@@ -93,12 +79,15 @@ struct Sensitivity {
 struct PlanResult {
   std::vector<Plan> plans;           // best first; the top k that fit
   std::vector<Plan> near_misses;     // when nothing fits: the layouts closest to fitting
+  // Every layout of the space is either evaluated (its memory computed) or pruned by memory bounds:
+  // space = evaluated + pruned_states. Every layout that fits is either timed (estimate_step) or pruned by the
+  // time lower bound: feasible = timed + pruned_time.
   std::uint64_t space = 0;           // layouts in the space before pruning
   std::uint64_t evaluated = 0;       // layouts whose memory was computed
-  std::uint64_t timed = 0;           // layouts whose step time was computed
-  std::uint64_t feasible = 0;        // layouts that fit (counted among those evaluated)
-  std::uint64_t pruned_states = 0;   // layouts skipped because model states alone exceed the memory
-  std::uint64_t pruned_time = 0;     // layouts skipped because a time lower bound exceeds the k-th best
+  std::uint64_t feasible = 0;        // evaluated layouts that fit
+  std::uint64_t timed = 0;           // layouts whose step time was computed with estimate_step
+  std::uint64_t pruned_states = 0;   // layouts skipped by memory bounds (states alone, recompute monotonicity)
+  std::uint64_t pruned_time = 0;     // layouts that fit but whose step-time lower bound exceeds the k-th best
   double search_seconds = 0;
   std::vector<std::string> why_winner;      // why plans[0] beats plans[1], term by term
   std::vector<Sensitivity> sensitivity;     // the winner with one choice changed
@@ -114,9 +103,12 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress = {}
 // The number of layouts in the space (exactly what search_plans reports as `space`), without evaluating them.
 std::uint64_t count_space(const PlanInputs& inputs);
 
-// Memory and time of one layout with the search's own evaluator (what the ranking uses), for sensitivity checks
-// and tests. `layout` need not be resolved. Throws InputError when the layout violates a constraint.
+// Memory and step time of one layout exactly as the search ranks it (the fast memory evaluator and
+// estimate_step). `layout` need not be resolved. Throws InputError when the layout violates a constraint.
 Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_t micro_batch, bool tp_overlap);
+
+// The inputs of estimate_step for a plan: what `gpuplan estimate` with the plan's flags builds.
+EstimateInputs plan_estimate_inputs(const PlanInputs& inputs, const Plan& plan);
 
 // The layout flags that reproduce a plan with `gpuplan estimate` / `gpuplan memory`:
 // "--tp 8 --pp 4 --dp 2 --micro-batch 1 --zero 1 --sequence-parallel ...".
@@ -129,8 +121,8 @@ MemoryInputs plan_memory_inputs(const PlanInputs& inputs, const Plan& plan);
 
 namespace gpuplan {
 
-// GPU, fabric and node description of a cluster for the search (the fabric from the cluster's catalog entries:
-// scale-up domain, PCIe host links, per-GPU share of the NICs).
+// GPU, fabric (fabric_from_cluster, as `gpuplan estimate --system`) and node description of a cluster; sets the
+// capacity to the GPU's usable memory unless one is given.
 void set_cluster(PlanInputs& inputs, const Cluster& cluster);
 
 }  // namespace gpuplan

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -66,6 +67,26 @@ struct Candidate {
   bool calibrated = false;
 };
 
+// The candidates of one collective (at most a dozen): kept inline, so pricing a collective allocates nothing.
+class Candidates {
+ public:
+  void push_back(const Candidate& c) {
+    if (n_ < v_.size()) v_[n_++] = c;
+  }
+  Candidate* begin() { return v_.data(); }
+  Candidate* end() { return v_.data() + n_; }
+  const Candidate* begin() const { return v_.data(); }
+  const Candidate* end() const { return v_.data() + n_; }
+  std::size_t size() const { return n_; }
+  Candidate& front() { return v_[0]; }
+  const Candidate& front() const { return v_[0]; }
+  const Candidate& operator[](std::size_t i) const { return v_[i]; }
+
+ private:
+  std::array<Candidate, 16> v_;
+  std::size_t n_ = 0;
+};
+
 int log2i(std::int64_t v) {
   int r = 0;
   while (v > 1) {
@@ -116,7 +137,8 @@ void validate(const Fabric& f, double bytes, const GroupPlacement& g) {
 Setup make_setup(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g) {
   validate(f, bytes, g);
   Setup s;
-  s.C = f.constants ? f.constants.get() : builtin_comm_constants().get();
+  static const CommConstants* const builtin = builtin_comm_constants().get();  // kept alive by its static owner
+  s.C = f.constants ? f.constants.get() : builtin;
   s.A = &s.C->for_sm(f.sm_version);
   s.coll = coll;
   s.S = bytes;
@@ -156,7 +178,7 @@ int channels(const Setup& s, double bus, bool inter) {
 }
 
 // Ring: every collective but AllToAll and SendRecv.
-void ring(const Setup& s, std::vector<Candidate>& out) {
+void ring(const Setup& s, Candidates& out) {
   const auto& C = *s.C;
   const std::int64_t n = s.n, k = s.k;
   const bool ar = s.coll == Collective::allreduce;
@@ -197,7 +219,7 @@ double tree_correction(const Setup& s, int p) {
 }
 
 // NCCL Tree AllReduce: a chain inside each node, a double binary tree across nodes. algbw = busBw / 2.
-void tree(const Setup& s, std::vector<Candidate>& out) {
+void tree(const Setup& s, Candidates& out) {
   if (s.coll != Collective::allreduce) return;
   const auto& C = *s.C;
   double bus = s.intra_bus;
@@ -244,7 +266,7 @@ double nvls_bus(const Setup& s) {
 }
 
 // NVLink SHARP inside one node; NVLSTree (NVLS inside, trees across) for AllReduce over several nodes.
-void nvls(const Fabric& f, const Setup& s, std::vector<Candidate>& out) {
+void nvls(const Fabric& f, const Setup& s, Candidates& out) {
   if (!nvls_capable(f, s)) return;
   const auto& C = *s.C;
   if (s.k == 1) {
@@ -272,7 +294,7 @@ void nvls(const Fabric& f, const Setup& s, std::vector<Candidate>& out) {
 
 // Hierarchical across nodes: reduce-scatter inside the node, the 1/rpn shard across nodes over each rank's NIC
 // share, all-gather inside the node; the phases pipelined by chunks, so the slowest phase sets the rate.
-void hierarchical(const Fabric& f, const Setup& s, std::vector<Candidate>& out) {
+void hierarchical(const Fabric& f, const Setup& s, Candidates& out) {
   if (s.k <= 1 || s.rpn <= 1) return;
   if (s.coll != Collective::allreduce && s.coll != Collective::allgather && s.coll != Collective::reducescatter)
     return;
@@ -301,7 +323,7 @@ void hierarchical(const Fabric& f, const Setup& s, std::vector<Candidate>& out) 
 }
 
 // AllToAll and SendRecv are point-to-point operations in NCCL (no tuning model): all peers at once.
-void p2p(const Setup& s, std::vector<Candidate>& out) {
+void p2p(const Setup& s, Candidates& out) {
   const auto& C = *s.C;
   const double n = static_cast<double>(s.n), rpn = static_cast<double>(s.rpn);
   double lat = C.p2p_base_us;
@@ -344,11 +366,12 @@ void apply_calibration(const Fabric& f, const Setup& s, Candidate& best) {
   best.calibrated = true;
 }
 
-std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g,
-                                Setup* setup_out) {
+// Every candidate, fastest first (stable); with `best_only` only the fastest is guaranteed in front.
+Candidates evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g, Setup* setup_out,
+                    bool best_only = false) {
   Setup s = make_setup(f, coll, bytes, g);
   if (setup_out) *setup_out = s;
-  std::vector<Candidate> out;
+  Candidates out;
   if (s.n <= 1) {
     Candidate c;
     c.algo = aLocal;
@@ -364,7 +387,16 @@ std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, 
     nvls(f, s, out);
     hierarchical(f, s, out);
   }
-  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  if (best_only) {
+    Candidate* best = out.begin();  // the first of the fastest, as the stable order puts it
+    for (Candidate* i = out.begin() + 1; i < out.end(); ++i)
+      if (i->time_s < best->time_s) best = i;
+    std::swap(*out.begin(), *best);
+  } else {
+    // Stable insertion sort, fastest first (a dozen candidates; std::stable_sort would allocate a buffer).
+    for (Candidate* i = out.begin() + 1; i < out.end(); ++i)
+      for (Candidate* j = i; j > out.begin() && j->time_s < (j - 1)->time_s; --j) std::swap(*j, *(j - 1));
+  }
   apply_calibration(f, s, out.front());
   return out;
 }
@@ -437,7 +469,7 @@ CollectiveCost collective_cost(const Fabric& fabric, Collective collective, doub
 }
 
 double collective_time_s(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
-  return evaluate(fabric, collective, bytes, group, nullptr).front().time_s;
+  return evaluate(fabric, collective, bytes, group, nullptr, true).front().time_s;
 }
 
 }  // namespace gpuplan

@@ -28,6 +28,7 @@ constexpr Field kFields[] = {
     {"flash_attention_efficiency", &PerfConstants::flash_attention_efficiency, 0.01, 1.0},
     {"memory_bound_efficiency", &PerfConstants::memory_bound_efficiency, 0.01, 1.0},
     {"kernel_overhead_s", &PerfConstants::kernel_overhead_s, 0.0, 1e-2},
+    {"host_op_s", &PerfConstants::host_op_s, 0.0, 1e-2},
     {"optimizer_bytes_per_param", &PerfConstants::optimizer_bytes_per_param, 0.0, 1000.0},
     {"host_link_efficiency", &PerfConstants::host_link_efficiency, 0.01, 1.0},
     {"cpu_adam_params_per_s", &PerfConstants::cpu_adam_params_per_s, 1.0, 1e15},

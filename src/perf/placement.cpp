@@ -13,6 +13,8 @@ constexpr const char* kAccepted = "each of tp, cp, ep, dp, pp exactly once, inne
 }
 
 std::array<ParallelDim, 5> parse_order(std::string_view order) {
+  if (order == "tp-cp-ep-dp-pp")  // Megatron-LM's default, on every estimate of a search
+    return {ParallelDim::tp, ParallelDim::cp, ParallelDim::ep, ParallelDim::dp, ParallelDim::pp};
   std::array<ParallelDim, 5> out{};
   std::array<bool, 5> seen{};
   std::size_t count = 0;

@@ -2,6 +2,7 @@
 // memory-bound kernels from bytes over HBM bandwidth), every collective priced on the tier its group spans,
 // pipeline schedule, data-parallel overlap, optimizer step and offload. See docs/estimate.md.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "gpuplan/error.hpp"
@@ -32,7 +33,9 @@ double gemm_s(const Machine& mc, double m, double n, double k, double batch, dou
   const double tc = flops / (mc.peak * c.gemm_max_efficiency * wave_util);
   const double tm = elem_bytes * (m * k + k * n + m * n) * batch / (mc.hbm * c.gemm_memory_efficiency);
   const double p = c.roofline_sharpness;
-  const double t = p == 1 ? tc + tm : std::pow(std::pow(tc, p) + std::pow(tm, p), 1 / p);
+  const double t = p == 1   ? tc + tm
+                   : p == 2 ? std::sqrt(tc * tc + tm * tm)
+                            : std::pow(std::pow(tc, p) + std::pow(tm, p), 1 / p);
   return t + c.kernel_overhead_s;
 }
 
@@ -41,6 +44,38 @@ double mem_s(const Machine& mc, double bytes, double kernels) {
   if (bytes <= 0) return 0;
   return bytes / (mc.hbm * mc.c->memory_bound_efficiency) + kernels * mc.c->kernel_overhead_s;
 }
+
+// collective_time_s with the calls of one estimate remembered: stages and layers repeat the same collectives.
+// Nothing to move costs nothing (a dense model's expert gradients, a group of one).
+class CommMemo {
+ public:
+  explicit CommMemo(const Fabric& f) : f_(f) {}
+  double operator()(Collective c, double bytes, const GroupPlacement& g) {
+    if (!(bytes > 0) || g.ranks <= 1) return 0;
+    for (int i = 0; i < n_; ++i) {
+      const Entry& e = e_[static_cast<std::size_t>(i)];
+      if (e.c == c && e.bytes == bytes && e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node &&
+          e.concurrent == g.concurrent_groups_per_node)
+        return e.t;
+    }
+    const double t = collective_time_s(f_, c, bytes, g);
+    if (n_ < kSize)
+      e_[static_cast<std::size_t>(n_++)] = Entry{c, bytes, g.ranks, g.ranks_per_node, g.concurrent_groups_per_node, t};
+    return t;
+  }
+
+ private:
+  struct Entry {  // trivial: the table is not cleared per estimate, only its first n_ entries are read
+    Collective c;
+    double bytes;
+    std::int64_t ranks, ranks_per_node, concurrent;
+    double t;
+  };
+  static constexpr int kSize = 32;
+  const Fabric& f_;
+  std::array<Entry, kSize> e_;
+  int n_ = 0;
+};
 
 // Forward and backward time of one piece of work for one microbatch on one rank.
 struct Cost {
@@ -152,6 +187,18 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
   return Cost{f, 2 * f};
 }
 
+// Kernels one decoder layer launches forward (what the host dispatches): GEMMs, the attention core, norms,
+// bias-dropout-adds, the activation, rotary embedding, the TP collectives, MoE routing and permutes.
+double layer_kernels_forward(const ModelConfig& m, const Shapes& s, bool moe, bool tp_comm) {
+  double k = 4;                                                     // qkv, out, up (fc1), down (fc2)
+  if (moe) k += 1 + 2 + (m.moe.shared_experts > 0 ? 2 : 0) + 2;    // router, experts, shared, permute/unpermute
+  k += s.flash ? 1 : (s.dropout ? 5 : 4);                           // QK^T, softmax, [dropout], PV, context copy
+  k += static_cast<double>(m.norms_per_layer) + 2 + 1;              // norms, bias-dropout-add x2, activation
+  if (m.positions == PositionKind::rotary) k += 2;
+  if (tp_comm) k += 2;
+  return k;
+}
+
 double dtype_bytes(DType d) { return d == DType::fp32 ? 4.0 : 2.0; }
 
 const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
@@ -165,6 +212,51 @@ const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
 }
 
 }  // namespace
+
+double step_time_lower_bound_s(const EstimateInputs& in) {
+  // Only the linear-layer GEMMs of the decoder layers, forward + backward (2x) + recomputed forward, each at the
+  // dense peak times gemm_max_efficiency: estimate_step never prices a GEMM faster (the smooth roofline is at
+  // least the compute time, wave utilization is at most 1, and every other term adds time). The layers are
+  // spread evenly over the stages, which the slowest stage never beats.
+  if (!in.memory.model) return 0;
+  const ModelConfig& m = *in.memory.model;
+  const TrainingConfig& tr = in.memory.training;
+  const Layout& l = in.memory.layout;
+  const double tp = static_cast<double>(std::max<std::int64_t>(1, l.tp));
+  const double pp = static_cast<double>(std::max<std::int64_t>(1, l.pp));
+  const double cp = static_cast<double>(std::max<std::int64_t>(1, l.cp));
+  const double etp = static_cast<double>(l.etp > 0 ? l.etp : std::max<std::int64_t>(1, l.tp));
+  std::int64_t dp = l.dp;
+  if (dp <= 0) dp = l.gpus > 0 ? std::max<std::int64_t>(1, l.gpus / std::max<std::int64_t>(1, l.tp * l.pp * l.cp)) : 1;
+  const double mb = tr.global_batch > 0 && tr.micro_batch > 0
+                        ? static_cast<double>(tr.global_batch / (tr.micro_batch * dp))
+                        : 1.0;
+  const double efficiency = in.perf ? in.perf->gemm_max_efficiency : perf_constants(in.gpu).gemm_max_efficiency;
+  const double peak = in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12;
+  if (!(peak > 0) || !(efficiency > 0)) return 0;
+
+  const double T = static_cast<double>(tr.micro_batch) * static_cast<double>(tr.seq_len) / cp;
+  const double h = static_cast<double>(m.hidden);
+  const double up = m.mlp == MlpKind::gated ? 2 : 1;
+  const double attn = static_cast<double>(detail::attention_params(m, detail::Biases::exclude)) / tp;
+  const double dense_flops = 2 * T * (attn + (up + 1) * static_cast<double>(m.ffn_hidden) * h / tp);
+  double layer_flops = dense_flops;
+  if (m.is_moe()) {
+    // Balanced routing: each token visits top_k experts (at least; more rows per expert when ep exceeds experts).
+    double moe_flops = 2 * T * (attn + static_cast<double>(m.moe.routed_experts) * h +
+                                static_cast<double>(m.moe.top_k) * (up + 1) *
+                                    static_cast<double>(m.moe.expert_ffn_hidden) * h / etp);
+    if (m.moe.shared_experts > 0)
+      moe_flops += 2 * T * (up + 1) *
+                   static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden) * h / tp;
+    layer_flops = std::min(dense_flops, moe_flops);
+  }
+  const double layers = static_cast<double>(m.layers) / pp;  // the most loaded stage holds at least this many
+  double recomputed = 0;
+  if (l.recompute == Recompute::full)
+    recomputed = l.recompute_layers < 0 ? layers : std::min(layers, static_cast<double>(l.recompute_layers));
+  return mb * (3 * layers + recomputed) * layer_flops / (peak * efficiency);
+}
 
 void prepare_estimate(EstimateInputs& in) {
   if (in.memory.model && !in.memory.counts) prepare_inputs(in.memory);
@@ -238,28 +330,35 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   head.b = 2 * (head.f - mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3)) + mem_s(mc, s.tokens * vocab_t * (4 + 4 + s.e), 2);
 
   // Communication per layer and microbatch.
-  const Fabric& fab = in.fabric;
+  CommMemo coll(in.fabric);
   const double act_bytes = s.tokens * s.h * s.e;  // the full (b, s/cp, h) activation
   double tp_layer_f = 0;                          // forward TP collectives of one layer
   if (l.tp > 1) {
     if (s.sp)
-      tp_layer_f = 2 * (collective_time_s(fab, Collective::allgather, act_bytes, place.tp) +
-                        collective_time_s(fab, Collective::reducescatter, act_bytes, place.tp));
+      tp_layer_f = 2 * (coll(Collective::allgather, act_bytes, place.tp) +
+                        coll(Collective::reducescatter, act_bytes, place.tp));
     else
-      tp_layer_f = 2 * collective_time_s(fab, Collective::allreduce, act_bytes, place.tp);
+      tp_layer_f = 2 * coll(Collective::allreduce, act_bytes, place.tp);
   }
   double cp_layer_f = 0;
   if (l.cp > 1) {
     const double kv_bytes = 2 * s.tokens * static_cast<double>(m.kv_heads) * static_cast<double>(detail::qk_head_dim(m)) / s.tp * s.e;
     GroupPlacement pair{2, place.cp.ranks_per_node > 1 ? 2 : 1, place.cp.concurrent_groups_per_node};
-    cp_layer_f = static_cast<double>(l.cp - 1) * collective_time_s(fab, Collective::sendrecv, kv_bytes, pair);
+    cp_layer_f = static_cast<double>(l.cp - 1) * coll(Collective::sendrecv, kv_bytes, pair);
   }
   double ep_layer_f = 0;
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sp ? s.tokens / s.tp : s.tokens;
     const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.h * s.e;
-    ep_layer_f = 2 * collective_time_s(fab, Collective::alltoall, bytes, place.ep);
+    ep_layer_f = 2 * coll(Collective::alltoall, bytes, place.ep);
   }
+  // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it; a microbatch of a
+  // stage takes the longer of its GPU time and its host time (forward, recomputed forward, backward at 2x).
+  const double dense_kernels = layer_kernels_forward(m, s, false, l.tp > 1);
+  const double moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : dense_kernels;
+  // Embedding: lookup (+ positions, dropout); output layer: GEMM, final norm, cross-entropy passes.
+  const double embed_kernels = 3, head_kernels = 1 + 1 + 3;
+
   // Exposed parts: TP hidden behind the layer's GEMMs with --tp-overlap; CP ring steps behind the attention core.
   auto tp_exposed = [&](double comm, double compute) { return in.time.tp_overlap ? std::max(0.0, comm - compute) : comm; };
   const double cp_f = std::max(0.0, cp_layer_f - core.f);
@@ -276,8 +375,8 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   const double edp = std::max(1.0, dp * static_cast<double>(l.cp) / ep * (s.tp / etp));
 
   struct StageTime {
-    double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0;
-    double total() const { return fwd + bwd + rec + tp + cp + ep + zero3 + offload; }
+    double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0, host = 0;
+    double total() const { return fwd + bwd + rec + tp + cp + ep + zero3 + offload + host; }
   };
   double t_max = 0, t_sum = 0, bwd_sum = 0;
   StageTime slowest;
@@ -312,8 +411,8 @@ StepEstimate estimate_step(const EstimateInputs& in) {
     const double layer_gemm_f = (dense.f - core.f) * 0.9;
     st.tp = layers * (tp_exposed(tp_layer_f, layer_gemm_f) + tp_exposed(tp_layer_f, 2 * layer_gemm_f)) +
             recomputed * tp_exposed(tp_layer_f, layer_gemm_f);
-    if (l.tp > 1 && sp.first) st.tp += collective_time_s(fab, Collective::allreduce, act_bytes, place.tp);
-    if (l.tp > 1 && sp.last) st.tp += 3 * collective_time_s(fab, Collective::allreduce, s.tokens * 4, place.tp);
+    if (l.tp > 1 && sp.first) st.tp += coll(Collective::allreduce, act_bytes, place.tp);
+    if (l.tp > 1 && sp.last) st.tp += 3 * coll(Collective::allreduce, s.tokens * 4, place.tp);
     st.cp = layers * (cp_f + cp_b) + recomputed * cp_f;
     st.ep = moe_layers * 2 * ep_layer_f + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_layer_f;
 
@@ -322,23 +421,23 @@ StepEstimate estimate_step(const EstimateInputs& in) {
     double dp_t = 0, dp_bucket = 0, ag_t = 0, ag_bucket = 0;
     const double bucket = perf.dp_bucket_elements * grad_bytes;
     if (l.zero == 0) {
-      dp_t = collective_time_s(fab, Collective::allreduce, g_dense, place.dp) +
-             collective_time_s(fab, Collective::allreduce, g_expert, place.edp);
-      dp_bucket = collective_time_s(fab, Collective::allreduce, std::min(bucket, g_dense), place.dp);
+      dp_t = coll(Collective::allreduce, g_dense, place.dp) +
+             coll(Collective::allreduce, g_expert, place.edp);
+      dp_bucket = coll(Collective::allreduce, std::min(bucket, g_dense), place.dp);
     } else {
       // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
       // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
-      const double rs = collective_time_s(fab, Collective::reducescatter, g_dense, place.dp) +
-                        collective_time_s(fab, Collective::reducescatter, g_expert, place.edp);
-      const double ag = collective_time_s(fab, Collective::allgather, sp.dense * weight_bytes, place.dp) +
-                        collective_time_s(fab, Collective::allgather, sp.expert * weight_bytes, place.edp);
+      const double rs = coll(Collective::reducescatter, g_dense, place.dp) +
+                        coll(Collective::reducescatter, g_expert, place.edp);
+      const double ag = coll(Collective::allgather, sp.dense * weight_bytes, place.dp) +
+                        coll(Collective::allgather, sp.expert * weight_bytes, place.edp);
       if (l.zero == 3) {
         st.zero3 = std::max(0.0, ag - st.fwd) + std::max(0.0, ag + rs - st.bwd - st.rec);
       } else {
         dp_t = rs;
-        dp_bucket = collective_time_s(fab, Collective::reducescatter, std::min(bucket, g_dense), place.dp);
+        dp_bucket = coll(Collective::reducescatter, std::min(bucket, g_dense), place.dp);
         ag_t = ag;
-        ag_bucket = collective_time_s(fab, Collective::allgather, std::min(bucket, sp.dense * weight_bytes), place.dp);
+        ag_bucket = coll(Collective::allgather, std::min(bucket, sp.dense * weight_bytes), place.dp);
       }
     }
     double exposed = 0;
@@ -368,6 +467,14 @@ StepEstimate estimate_step(const EstimateInputs& in) {
         }
       }
     }
+    {
+      const double layer_kernels = dense_layers * dense_kernels + moe_layers * moe_kernels;
+      const double fwd_kernels = layer_kernels + (sp.first ? embed_kernels : 0) + (sp.last ? head_kernels : 0);
+      const double rec_kernels = layers > 0 ? recomputed * layer_kernels / layers : 0;
+      const double host = (3 * fwd_kernels + rec_kernels) * perf.host_op_s;
+      const double gpu = st.fwd + st.bwd + st.rec + st.tp + st.cp + st.ep + st.zero3 + st.offload;
+      st.host = std::max(0.0, host - gpu);
+    }
     hw_recompute_flops += recomputed;  // layer count; converted below
     const double t = st.total();
     t_sum += t;
@@ -384,13 +491,13 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   double pp_comm = 0;
   if (p > 1) {
     const double bytes = act_bytes / s.tp;
-    pp_comm = 2 * (mb * v + static_cast<double>(p - 1)) * collective_time_s(fab, Collective::sendrecv, bytes, place.pp);
+    pp_comm = 2 * (mb * v + static_cast<double>(p - 1)) * coll(Collective::sendrecv, bytes, place.pp);
   }
   double embed_sync = 0;
   if (p > 1 && m.tied_embeddings)
-    embed_sync = collective_time_s(fab, Collective::allreduce, vocab_t * width * grad_bytes, place.pp);
+    embed_sync = coll(Collective::allreduce, vocab_t * width * grad_bytes, place.pp);
 
-  r.breakdown.reserve(14);
+  r.breakdown.reserve(15);
   auto add = [&](const char* name, double t) { r.breakdown.emplace_back(name, t); };
   add("forward", mb * slowest.fwd);
   add("backward", mb * slowest.bwd);
@@ -400,6 +507,7 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   add("ep_comm", mb * slowest.ep);
   add("zero3_comm", mb * slowest.zero3);
   add("offload_stream", mb * slowest.offload);
+  add("host_bound", mb * slowest.host);
   add("pipeline_bubble", bubble);
   add("pp_comm", pp_comm);
   add("dp_comm", dp_exposed);

@@ -1,6 +1,8 @@
 // The search's evaluator. Memory mirrors src/memory/estimate.cpp term by term and in the same floating-point
-// order (so the totals agree to the byte); time is the search's step-time model, documented in docs/plan.md.
+// order (so the totals agree to the byte); time is estimate_step's (src/perf).
 #include "search/evaluator.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,41 +13,10 @@ namespace gpuplan::search {
 
 namespace {
 
-// GEMM efficiency: the fraction of the dense peak large transformer GEMMs reach (Megatron-LM reports 52-57% MFU
-// on A100/H100 for 175B-class models including communication; GEMMs alone run near 70-75%).
-constexpr double kPeakGemmEfficiency = 0.62;
-// Per-rank GEMM work (tokens x hidden/tp elements) at which efficiency falls to half of its peak: small GEMMs
-// under-fill the GPU (Narayanan et al. SC'21, fig. 13: throughput falls with small micro-batches and high TP).
-constexpr double kHalfEfficiencyWork = 1.5e5;
-// With TP communication overlap, this fraction of the TP collectives stays exposed (Megatron-LM/TE userbuffers
-// hide most but not all of it; the rest costs SMs).
-constexpr double kTpOverlapResidual = 0.15;
-// Data-parallel collectives overlapped with compute likewise keep this fraction exposed (they share memory
-// bandwidth and SMs with the GEMMs they hide behind).
-constexpr double kDpOverlapResidual = 0.15;
-// Host-side Adam (DeepSpeed CPUAdam, AVX-512): parameters updated per second by one node's CPUs.
-constexpr double kCpuAdamParamsPerNode = 2.0e9;
-// NVMe bandwidth of a node whose catalog entry states none.
-constexpr double kDefaultNvmeGBps = 10.0;
-// Fixed cost of one collective, and of one ring step inside / across nodes.
-constexpr double kCollectiveBase_s = 8e-6;
-constexpr double kStepIntra_s = 1.5e-6;
-constexpr double kStepInter_s = 5e-6;
-
 bytes_t to_bytes(double value) {
   if (!(value >= 0) || value > 9.0e18)
     throw InputError("model and layout", "sizes whose byte count overflows 64 bits", "smaller sizes");
   return static_cast<bytes_t>(std::llround(value));
-}
-
-const char* training_dtype(const GpuSpec& gpu, Precision p) {
-  switch (p) {
-    case Precision::fp8: return gpu.has_dtype("fp8") ? "fp8" : "bf16";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp32: return gpu.has_dtype("tf32") ? "tf32" : "fp32";
-  }
-  return "bf16";
 }
 
 }  // namespace
@@ -61,17 +32,18 @@ Evaluator::Evaluator(const PlanInputs& inputs) : in_(inputs) {
   counts_ = count_params(m);
   sb_ = memory::state_bytes_per_param(in_.base.training, &m);
   e_ = memory::activation_element_bytes(in_.base.training);
-  const double tflops = in_.gpu.dense_tflops.empty() ? 0.0 : in_.gpu.tflops(training_dtype(in_.gpu, in_.base.training.precision));
-  if (!(tflops > 0)) throw InputError("--system", in_.gpu.name, "a GPU with a dense peak for the training dtype");
-  peak_flops_ = tflops * 1e12;
-  const std::int64_t seq = in_.base.training.seq_len;
-  const FlopsPerToken f = flops_per_token(m, seq);
-  const double width = static_cast<double>(m.embed_proj_dim > 0 ? m.embed_proj_dim : m.hidden);
-  fwd_head_flops_tok_ = 2.0 * static_cast<double>(m.vocab) * width;
-  fwd_layer_flops_tok_ = (f.forward - fwd_head_flops_tok_) / static_cast<double>(m.layers);
-  fwd_attn_flops_tok_ = f.attention_forward / static_cast<double>(m.layers);
-  tokens_step_ = static_cast<double>(in_.base.training.global_batch) * static_cast<double>(seq);
-  model_flops_step_ = f.training * tokens_step_;
+  tokens_step_ = static_cast<double>(in_.base.training.global_batch) * static_cast<double>(in_.base.training.seq_len);
+  // estimate_step's inputs, prepared once: what `gpuplan estimate` builds for the same job.
+  est_.memory = in_.base;
+  est_.gpu = in_.gpu;
+  est_.fabric = in_.fabric;
+  est_.perf = in_.perf;
+  prepare_estimate(est_);
+  if (!(in_.gpu.memory_GBps > 0)) throw InputError("--gpu", in_.gpu.name, "a GPU with a memory bandwidth in the catalog");
+  const bool fp8 = in_.base.training.precision == Precision::fp8 && in_.gpu.has_dtype("fp8");
+  const char* dtype = fp8 ? "fp8" : to_string(in_.base.training.precision);
+  if (!in_.gpu.has_dtype(dtype) || !(in_.gpu.tflops(dtype) > 0))
+    throw InputError("--system", in_.gpu.name, fmt::format("a GPU with a dense {} peak in the catalog", dtype));
 }
 
 void Evaluator::prepare(Shape& s) const {
@@ -275,207 +247,35 @@ bool Evaluator::host_fits(const MemoryResult& m, OffloadTarget target) const {
   return capacity <= 0 || per_node <= capacity;   // unknown capacity: not a constraint
 }
 
-Evaluator::Group Evaluator::group(std::int64_t ranks, std::int64_t stride) const {
-  const Fabric& f = in_.fabric;
-  Group g;
-  const std::int64_t per_node = std::max(1, f.gpus_per_node);
-  const std::int64_t span = ranks * stride;               // consecutive GPUs the group is spread over
-  const bool inter = span > per_node && ranks > 1;
-  const std::int64_t domain = std::max(1, f.domain_size);
-  if (!inter) {
-    const bool nvlink = span <= domain && f.domain_per_gpu_GBps > 0;
-    g.bw_GBps = f.intra.bus_GBps > 0 ? f.intra.bus_GBps : (nvlink ? f.domain_per_gpu_GBps : f.pcie_per_gpu_GBps);
-    g.step_latency_s = f.intra.latency_us > 0 ? f.intra.latency_us * 1e-6 : kStepIntra_s;
-  } else {
-    // Every GPU of a node runs a group of the same kind at once, so each rank gets its share of the NICs.
-    g.bw_GBps = f.inter.bus_GBps > 0 ? f.inter.bus_GBps : f.nic_per_gpu_GBps;
-    g.step_latency_s = f.inter.latency_us > 0 ? f.inter.latency_us * 1e-6 : kStepInter_s;
-  }
-  if (!(g.bw_GBps > 0)) g.bw_GBps = 1.0;   // no link known: 1 GB/s, so such layouts rank last rather than fail
-  return g;
+void Evaluator::set_layout(EstimateInputs& est, const Shape& s, const Variant& v) const {
+  est.memory.layout = layout_of(s, v);
+  est.memory.training.micro_batch = v.micro_batch;
+  est.time.tp_overlap = v.tp_overlap && s.tp > 1;
 }
 
-double Evaluator::ring_allreduce(const Group& g, std::int64_t n, double bytes) {
-  if (n <= 1 || bytes <= 0) return 0;
-  const double nd = static_cast<double>(n);
-  return kCollectiveBase_s + 2.0 * (nd - 1) * g.step_latency_s + 2.0 * (nd - 1) / nd * bytes / (g.bw_GBps * 1e9);
+double Evaluator::step_lower_bound_s(const EstimateInputs& est) { return step_time_lower_bound_s(est); }
+
+double Evaluator::variant_lower_bound_s(EstimateInputs& est, const Shape& s, std::int64_t micro_batch, bool sp,
+                                        bool tp_overlap) const {
+  // With ZeRO 0 and no offload the per-microbatch stage times hold no ZeRO-3 gathers or parameter streaming, so
+  // every stage time (and with it the bubble) is at most that of any other ZeRO stage, offload or recomputation
+  // of the same shape; the pipeline transfers, embedding synchronization and fixed overhead are the same for
+  // all. The data-parallel and optimizer terms are the ones that another choice can make smaller.
+  Variant v;
+  v.micro_batch = micro_batch;
+  v.sp = sp;
+  v.tp_overlap = tp_overlap;
+  set_layout(est, s, v);
+  const StepEstimate e = estimate_step(est);
+  double bound = e.step_s;
+  for (const auto& [name, t] : e.breakdown)
+    if (name == "dp_comm" || name == "optimizer") bound -= t;
+  return bound * (1.0 - 1e-9);   // rounding of the sums never lifts it above a step time
 }
 
-double Evaluator::ring_gather(const Group& g, std::int64_t n, double bytes) {
-  if (n <= 1 || bytes <= 0) return 0;
-  const double nd = static_cast<double>(n);
-  return kCollectiveBase_s + (nd - 1) * g.step_latency_s + (nd - 1) / nd * bytes / (g.bw_GBps * 1e9);
-}
-
-double Evaluator::compute_efficiency(const Shape& s, std::int64_t micro_batch) const {
-  const double work = static_cast<double>(micro_batch) *
-                      static_cast<double>(in_.base.training.seq_len / s.cp) *
-                      static_cast<double>(model().hidden) / static_cast<double>(s.tp);
-  return kPeakGemmEfficiency * work / (work + kHalfEfficiencyWork);
-}
-
-double Evaluator::time_lower_bound(const Shape& s, std::int64_t micro_batch, Recompute recompute,
-                                   std::int64_t recompute_layers) const {
-  const double eff = compute_efficiency(s, micro_batch);
-  const double rate = peak_flops_ * eff;
-  const double tokens_rank = static_cast<double>(micro_batch) * static_cast<double>(in_.base.training.seq_len) /
-                             static_cast<double>(s.tp * s.cp);
-  const double lps = static_cast<double>(s.layers_per_stage);
-  const double fwd = tokens_rank * (lps * fwd_layer_flops_tok_ + fwd_head_flops_tok_ / static_cast<double>(s.pp)) / rate;
-  double re = 0;
-  if (recompute == Recompute::full) {
-    const double k = recompute_layers < 0 ? lps : std::min(lps, static_cast<double>(recompute_layers));
-    re = tokens_rank * k * fwd_layer_flops_tok_ / rate;
-  } else if (recompute == Recompute::selective) {
-    re = tokens_rank * lps * fwd_attn_flops_tok_ / rate;
-  }
-  const double m = static_cast<double>(microbatches(s, micro_batch));
-  const double fill = static_cast<double>(s.pp - 1) / static_cast<double>(s.vpp);
-  return (m + fill) * (3.0 * fwd + re);
-}
-
-PlanTime Evaluator::time(const Shape& s, const Variant& v) const {
-  const ModelConfig& model = this->model();
-  const TrainingConfig& tr = in_.base.training;
-  PlanTime t;
-  const double eff = compute_efficiency(s, v.micro_batch);
-  const double rate = peak_flops_ * eff;
-  const double mb = static_cast<double>(v.micro_batch);
-  const double seq_rank = static_cast<double>(tr.seq_len / s.cp);
-  const double tokens_rank = mb * static_cast<double>(tr.seq_len) / static_cast<double>(s.tp * s.cp);
-  const double lps = static_cast<double>(s.layers_per_stage);
-  const double h = static_cast<double>(model.hidden);
-  const double m = static_cast<double>(microbatches(s, v.micro_batch));
-
-  // Compute of one microbatch on one pipeline rank.
-  const double fwd = tokens_rank * (lps * fwd_layer_flops_tok_ + fwd_head_flops_tok_ / static_cast<double>(s.pp)) / rate;
-  const double bwd = 2.0 * fwd;
-  double recomputed_layers = 0, re = 0;
-  if (v.recompute == Recompute::full) {
-    recomputed_layers = v.recompute_layers < 0 ? lps : std::min(lps, static_cast<double>(v.recompute_layers));
-    re = tokens_rank * recomputed_layers * fwd_layer_flops_tok_ / rate;
-  } else if (v.recompute == Recompute::selective) {
-    re = tokens_rank * lps * fwd_attn_flops_tok_ / rate;
-  }
-
-  // Placement, innermost first: tp, cp, ep (carved out of dp), dp, pp.
-  const std::int64_t tp_stride = 1, cp_stride = s.tp, ep_stride = s.etp, dp_stride = s.tp * s.cp, pp_stride = s.gpus / s.pp;
-
-  // Tensor parallel: 2 all-reduces (or all-gather + reduce-scatter pairs under SP) per layer forward, 2 backward,
-  // 2 more per recomputed layer.
-  double tp_c = 0;
-  if (s.tp > 1) {
-    const Group g = group(s.tp, tp_stride);
-    const double x = mb * seq_rank * h * e_;
-    const double one = v.sp ? 2.0 * ring_gather(g, s.tp, x) : ring_allreduce(g, s.tp, x);
-    tp_c = (4.0 * lps + 2.0 * recomputed_layers) * one;
-    // Userbuffers overlap needs peer-to-peer NVLink between the TP ranks; elsewhere it hides nothing.
-    const bool nvlink = s.tp <= std::max(1, in_.fabric.domain_size) && in_.fabric.domain_per_gpu_GBps > 0 &&
-                        s.tp <= std::max(1, in_.fabric.gpus_per_node);
-    if (v.tp_overlap && nvlink) tp_c = std::max(kTpOverlapResidual * tp_c, tp_c - (fwd + bwd + re));
-  }
-  // Context parallel: ring exchange of K and V chunks, (cp-1) steps per layer, hidden behind attention.
-  double cp_c = 0;
-  if (s.cp > 1) {
-    const Group g = group(s.cp, cp_stride);
-    const double kv = static_cast<double>(model.kv_heads * model.head_width());
-    const double chunk = 2.0 * mb * seq_rank * kv * e_ / static_cast<double>(std::min(s.tp, model.kv_heads));
-    const double step = chunk / (g.bw_GBps * 1e9) + g.step_latency_s;
-    const double attn = tokens_rank * fwd_attn_flops_tok_ / rate;
-    cp_c = lps * 3.0 * std::max(0.0, static_cast<double>(s.cp - 1) * step - attn);
-  }
-  // Expert parallel: dispatch and combine all-to-alls, forward and backward, per MoE layer.
-  double ep_c = 0;
-  if (s.ep > 1 && s.moe_layers_per_stage > 0) {
-    const Group g = group(s.ep, ep_stride);
-    const double z = mb * seq_rank * static_cast<double>(model.moe.top_k) * h * e_ / static_cast<double>(s.tp);
-    const double a2a = kCollectiveBase_s + static_cast<double>(s.ep - 1) / static_cast<double>(s.ep) * z / (g.bw_GBps * 1e9);
-    ep_c = 4.0 * static_cast<double>(s.moe_layers_per_stage) * a2a;
-  }
-  // Pipeline: activations forward and gradients backward at each of the vpp chunk boundaries.
-  double pp_c = 0;
-  if (s.pp > 1) {
-    const Group g = group(2, pp_stride);
-    const double p = mb * seq_rank * h * e_ / ((v.sp && s.tp > 1) ? static_cast<double>(s.tp) : 1.0);
-    pp_c = 2.0 * static_cast<double>(s.vpp) * (p / (g.bw_GBps * 1e9) + g.step_latency_s);
-  }
-  const double per_mb = fwd + bwd + re + tp_c + cp_c + ep_c + pp_c;
-  const double fill = static_cast<double>(s.pp - 1) / static_cast<double>(s.vpp);
-
-  // Data parallel over dp x cp ranks (dense) and the expert-data-parallel ranks (experts).
-  const double d_dense = static_cast<double>(s.dp * s.cp);
-  const std::int64_t n_dense = s.dp * s.cp;
-  const std::int64_t n_expert = s.gpus / (s.etp * s.ep * s.pp);
-  double dp_c = 0;
-  auto collective = [&](bool gather, double dense_bytes, double expert_bytes) {
-    double total = 0;
-    if (n_dense > 1) {
-      const Group g = group(n_dense, s.cp > 1 ? s.tp : dp_stride);
-      total += gather ? ring_gather(g, n_dense, dense_bytes) : ring_allreduce(g, n_dense, dense_bytes);
-    }
-    if (n_expert > 1 && expert_bytes > 0) {
-      const Group g = group(n_expert, s.etp * s.ep);
-      total += gather ? ring_gather(g, n_expert, expert_bytes) : ring_allreduce(g, n_expert, expert_bytes);
-    }
-    return total;
-  };
-  const double grad_dense = s.local_dense * sb_.gradients, grad_expert = s.local_expert * sb_.gradients;
-  const double w_dense = s.local_dense * sb_.weights, w_expert = s.local_expert * sb_.weights;
-  auto hidden = [](double comm, double window) { return std::max(kDpOverlapResidual * comm, comm - window); };
-  switch (v.zero) {
-    case 0: dp_c = hidden(collective(false, grad_dense, grad_expert), bwd); break;
-    case 1:
-      dp_c = hidden(collective(true, grad_dense, grad_expert), bwd) + hidden(collective(true, w_dense, w_expert), fwd);
-      break;
-    case 2:
-      dp_c = m * hidden(collective(true, grad_dense, grad_expert), bwd) + hidden(collective(true, w_dense, w_expert), fwd);
-      break;
-    default:
-      dp_c = m * (hidden(collective(true, w_dense, w_expert), fwd) +
-                  hidden(collective(true, w_dense, w_expert) + collective(true, grad_dense, grad_expert), bwd));
-      break;
-  }
-
-  // Optimizer step and offload traffic.
-  const double p_opt = v.zero >= 1 ? s.local_dense / d_dense +
-                                          s.local_expert / static_cast<double>(std::max<std::int64_t>(1, n_expert))
-                                    : s.local_params;
-  double opt = 0, off = 0;
-  if (v.offload == Offload::none) {
-    const double bytes_touched = p_opt * (2.0 * (sb_.master + sb_.optimizer) + sb_.gradients + sb_.weights);
-    opt = bytes_touched / (std::max(1.0, in_.gpu.memory_GBps) * 1e9);
-  } else {
-    const double per_node = p_opt * static_cast<double>(std::max(1, in_.fabric.gpus_per_node));
-    opt = per_node / kCpuAdamParamsPerNode;
-    const double host_bw = (in_.system.host_per_direction_GBps > 0 ? in_.system.host_per_direction_GBps : 16.0) * 1e9;
-    off = p_opt * (4.0 + sb_.weights) / host_bw;
-    if (v.target == OffloadTarget::nvme) {
-      const double nvme = (in_.system.nvme_read_GBps > 0 ? in_.system.nvme_read_GBps : kDefaultNvmeGBps) * 1e9;
-      off += 2.0 * per_node * (sb_.master + sb_.optimizer) / nvme;
-    }
-    if (v.offload == Offload::optimizer_and_params) {
-      const double shard = p_opt * sb_.weights;
-      off += m * std::max(0.0, 2.0 * shard / host_bw - (fwd + bwd));
-    }
-  }
-
-  t.compute_s = m * (fwd + bwd);
-  t.recompute_s = m * re;
-  t.tp_comm_s = m * tp_c;
-  t.cp_comm_s = m * cp_c;
-  t.ep_comm_s = m * ep_c;
-  t.pp_comm_s = m * pp_c;
-  t.bubble_s = fill * per_mb;
-  t.dp_comm_s = dp_c;
-  t.optimizer_s = opt;
-  t.offload_s = off;
-  t.step_s = t.compute_s + t.recompute_s + t.tp_comm_s + t.cp_comm_s + t.ep_comm_s + t.pp_comm_s + t.bubble_s +
-             t.dp_comm_s + t.optimizer_s + t.offload_s;
-  t.tokens_per_s = tokens_step_ / t.step_s;
-  t.mfu = model_flops_step_ / (static_cast<double>(s.gpus) * peak_flops_ * t.step_s);
-  if (in_.price_per_gpu_hour > 0)
-    t.cost_per_mtokens = in_.price_per_gpu_hour * static_cast<double>(s.gpus) * t.step_s / 3600.0 / tokens_step_ * 1e6;
-  return t;
+double Evaluator::cost_per_mtokens(const Shape& s, double step_s) const {
+  if (!(in_.price_per_gpu_hour > 0)) return 0;
+  return in_.price_per_gpu_hour * static_cast<double>(s.gpus) * step_s / 3600.0 / tokens_step_ * 1e6;
 }
 
 double Evaluator::score(const Shape& s, double step_s) const {

@@ -1,10 +1,12 @@
 #pragma once
-// The search's evaluator: memory and step time of a layout with arithmetic only. Everything that depends on the
-// model, the sequence and the micro-batch alone is computed once; the memory part reproduces estimate_memory's
-// worst-stage total exactly (tests/search_evaluator_test.cpp checks it on sampled layouts).
+// The search's evaluator. Memory with arithmetic only: everything that depends on the model, the sequence and the
+// micro-batch alone is computed once, and the worst-stage total reproduces estimate_memory's exactly
+// (tests/search_evaluator_test.cpp checks it on sampled layouts). Step time is estimate_step's, on inputs prepared
+// once (parameter counts, FLOPs per token, perf constants), with its lower bound for pruning.
 #include <cstdint>
 #include <vector>
 
+#include "gpuplan/estimate.hpp"
 #include "gpuplan/plan.hpp"
 #include "memory/internal.hpp"
 
@@ -66,11 +68,21 @@ class Evaluator {
   MemoryResult memory(const Shape& shape, const std::vector<StageActs>& acts, const Variant& v) const;
   bool host_fits(const MemoryResult& m, OffloadTarget target) const;
 
-  // Step time. `lower_bound_s` is a sum of a subset of its non-negative terms (compute, recompute and bubble).
-  PlanTime time(const Shape& shape, const Variant& v) const;
-  double time_lower_bound(const Shape& shape, std::int64_t micro_batch, Recompute recompute,
-                          std::int64_t recompute_layers) const;
+  // The inputs of estimate_step for this job, prepared once; set_layout points them at one layout.
+  const EstimateInputs& estimate_inputs() const { return est_; }
+  void set_layout(EstimateInputs& est, const Shape& shape, const Variant& v) const;
+  // estimate_step's step time of the layout `est` holds, and a lower bound on it (never above it).
+  static double step_s(const EstimateInputs& est) { return estimate_step(est).step_s; }
+  static double step_lower_bound_s(const EstimateInputs& est);
+  // A lower bound on estimate_step's step time of every layout of a shape and micro-batch with this sequence
+  // parallelism and TP overlap, whatever its ZeRO stage, offload and recomputation: estimate_step of the layout
+  // with ZeRO 0, no offload and no recomputation, less its data-parallel and optimizer terms (the only terms of
+  // the step that can be smaller for another ZeRO stage or offload; recomputation only adds). Points `est` at
+  // that layout.
+  double variant_lower_bound_s(EstimateInputs& est, const Shape& shape, std::int64_t micro_batch, bool sp,
+                               bool tp_overlap) const;
   double score(const Shape& shape, double step_s) const;    // the objective (smaller is better)
+  double cost_per_mtokens(const Shape& shape, double step_s) const;   // dollars (0 without a price)
 
   Layout layout_of(const Shape& shape, const Variant& v) const;
   std::int64_t microbatches(const Shape& shape, std::int64_t micro_batch) const {
@@ -78,27 +90,14 @@ class Evaluator {
   }
 
  private:
-  struct Group {
-    double bw_GBps = 0;     // per rank, one way
-    double step_latency_s = 0;
-  };
-  Group group(std::int64_t ranks, std::int64_t stride) const;
-  static double ring_allreduce(const Group& g, std::int64_t n, double bytes);
-  static double ring_gather(const Group& g, std::int64_t n, double bytes);   // allgather or reduce-scatter
-  double compute_efficiency(const Shape& s, std::int64_t micro_batch) const;
-
   PlanInputs in_;
   std::int64_t gpus_ = 0;
   bytes_t usable_ = 0;
   ParamCounts counts_;
   memory::StateBytesPerParam sb_;
   double e_ = 2;                   // activation element bytes
-  double peak_flops_ = 0;          // dense peak of the training dtype, FLOP/s
-  double fwd_layer_flops_tok_ = 0; // forward FLOPs per token of one average decoder layer
-  double fwd_attn_flops_tok_ = 0;  // of which attention scores/context (per layer)
-  double fwd_head_flops_tok_ = 0;  // output layer
-  double model_flops_step_ = 0;    // training FLOPs of one step (no recompute)
   double tokens_step_ = 0;
+  EstimateInputs est_;
 };
 
 }  // namespace gpuplan::search

@@ -26,18 +26,29 @@ const char* to_string(Objective o) {
   return "?";
 }
 
-std::vector<std::pair<const char*, double>> PlanTime::terms() const {
-  return {{"compute", compute_s},   {"recompute", recompute_s}, {"tp_comm", tp_comm_s},
-          {"cp_comm", cp_comm_s},   {"ep_comm", ep_comm_s},     {"pp_comm", pp_comm_s},
-          {"bubble", bubble_s},     {"dp_comm", dp_comm_s},     {"optimizer", optimizer_s},
-          {"offload", offload_s}};
-}
-
 MemoryInputs plan_memory_inputs(const PlanInputs& in, const Plan& plan) {
   MemoryInputs mi = in.base;
   mi.layout = plan.layout;
   mi.training.micro_batch = plan.micro_batch;
   return mi;
+}
+
+EstimateInputs plan_estimate_inputs(const PlanInputs& in, const Plan& plan) {
+  EstimateInputs e;
+  e.memory = plan_memory_inputs(in, plan);
+  e.gpu = in.gpu;
+  e.fabric = in.fabric;
+  e.time.tp_overlap = plan.tp_overlap;
+  e.perf = in.perf;
+  prepare_estimate(e);
+  return e;
+}
+
+void set_cluster(PlanInputs& in, const Cluster& c) {
+  in.gpu = c.gpu;
+  in.system = c.system;
+  in.fabric = fabric_from_cluster(c);
+  if (in.base.capacity_bytes <= 0) in.base.capacity_bytes = c.gpu.usable_memory_bytes;
 }
 
 std::string layout_flags(const Plan& p) {
@@ -62,8 +73,8 @@ std::string layout_flags(const Plan& p) {
 
 namespace {
 
-Plan make_plan(const Evaluator& ev, const Shape& s, const Variant& v, bytes_t memory_bytes, const PlanTime& t, double score,
-               bool full_report) {
+// A plan with its estimate_step report (and, with full_report, estimate_memory's report with its terms).
+Plan make_plan(const Evaluator& ev, const Shape& s, const Variant& v, bytes_t memory_bytes, bool full_report) {
   Plan p;
   p.layout = ev.layout_of(s, v);
   p.micro_batch = v.micro_batch;
@@ -71,10 +82,13 @@ Plan make_plan(const Evaluator& ev, const Shape& s, const Variant& v, bytes_t me
   p.tp_overlap = v.tp_overlap && s.tp > 1;
   p.memory_bytes = memory_bytes;
   p.usable_bytes = ev.usable_bytes();
-  p.time = t;
-  p.score = score;
+  EstimateInputs est = ev.estimate_inputs();
+  ev.set_layout(est, s, v);
+  p.time = estimate_step(est);
+  p.score = ev.score(s, p.time.step_s);
+  p.cost_per_mtokens = ev.cost_per_mtokens(s, p.time.step_s);
   if (full_report) {
-    p.memory = estimate_memory(plan_memory_inputs(ev.inputs(), p));
+    p.memory = estimate_memory(est.memory, true);
     p.memory_bytes = p.memory.worst().total;
   }
   return p;
@@ -112,8 +126,10 @@ std::vector<std::string> why(const Plan& a, const Plan& b) {
   const double d = b.time.step_s / a.time.step_s - 1.0;
   out.push_back(fmt::format("runner-up {} is {:.1f}% slower ({:.3f} s vs {:.3f} s per step)", summary(b), 100.0 * d,
                             b.time.step_s, a.time.step_s));
-  auto ta = a.time.terms(), tb = b.time.terms();
-  std::vector<std::size_t> order(ta.size());
+  // estimate_step reports the same terms in the same order for every layout.
+  const auto& ta = a.time.breakdown;
+  const auto& tb = b.time.breakdown;
+  std::vector<std::size_t> order(std::min(ta.size(), tb.size()));
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
     return std::abs(tb[x].second - ta[x].second) > std::abs(tb[y].second - ta[y].second);
@@ -218,10 +234,13 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, Plan
     } else {
       const Candidate& c = o.top.front();
       sv.fits = true;
-      sv.step_s = c.time.step_s;
-      sv.delta = c.time.step_s / win.time.step_s - 1.0;
+      sv.step_s = c.step_s;
+      sv.delta = c.step_s / win.time.step_s - 1.0;
       sv.memory_bytes = c.memory_bytes;
-      Plan q = make_plan(*ev, sp->shapes()[c.shape_index], c.variant, c.memory_bytes, c.time, c.score, false);
+      Plan q;
+      q.layout = ev->layout_of(sp->shapes()[c.shape_index], c.variant);
+      q.micro_batch = c.variant.micro_batch;
+      q.tp_overlap = c.variant.tp_overlap && q.layout.tp > 1;
       sv.note = "best: " + summary(q);
     }
     r.sensitivity.push_back(std::move(sv));
@@ -262,8 +281,7 @@ void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanRes
   for (std::size_t j = 0; j < all.size() && r.near_misses.size() < k; ++j) {
     Shape s = space.shapes()[all[j].shape_index];
     ev.prepare(s);
-    const PlanTime t = ev.time(s, all[j].variant);
-    r.near_misses.push_back(make_plan(ev, s, all[j].variant, all[j].memory_bytes, t, ev.score(s, t.step_s), true));
+    r.near_misses.push_back(make_plan(ev, s, all[j].variant, all[j].memory_bytes, true));
   }
 }
 
@@ -297,7 +315,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress) {
   for (const Candidate& c : o.top) {
     Shape s = space.shapes()[c.shape_index];
     ev.prepare(s);
-    r.plans.push_back(make_plan(ev, s, c.variant, c.memory_bytes, c.time, c.score, true));
+    r.plans.push_back(make_plan(ev, s, c.variant, c.memory_bytes, true));
   }
   if (r.plans.empty()) {
     near_misses(ev, space, k, r);
@@ -342,8 +360,7 @@ Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_
   std::vector<search::StageActs> acts;
   ev.stage_acts(s, micro_batch, v.sp, v.recompute == Recompute::selective, acts);
   const search::MemoryResult m = ev.memory(s, acts, v);
-  const PlanTime t = ev.time(s, v);
-  return make_plan(ev, s, v, m.total, t, ev.score(s, t.step_s), false);
+  return make_plan(ev, s, v, m.total, false);
 }
 
 }  // namespace gpuplan

@@ -1,6 +1,7 @@
 // The layout search: lazy enumeration of the space, exact count, multithreaded evaluation with pruning that
-// never discards a layout that could enter the top k (memory lower bounds before activations, a time lower
-// bound against the current k-th best, monotonicity of memory and time in the number of recomputed layers).
+// never discards a layout that could enter the top k (memory lower bounds before activations, estimate_step's
+// lower bound against the current k-th best, monotonicity of memory and of that bound in the number of recomputed
+// layers). Every layout that is ranked is timed by estimate_step itself.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,6 +75,7 @@ Space::Space(const Evaluator& ev) : ev_(ev) {
       if (ov && !sp) continue;
       if (!has_bool(f.sequence_parallel, sp) || !has_bool(f.tp_overlap, ov)) continue;
       spov_tp_.push_back({sp, ov});
+      if (!ov) spov_tp_no_overlap_.push_back({sp, ov});
       if (!sp && !ov) spov_1_.push_back({false, false});
     }
   // With TP = 1 sequence parallelism and TP overlap do not exist; the one choice is "off".
@@ -146,11 +148,18 @@ std::uint64_t Space::rc_count(const Shape& s) const {
 }
 
 std::uint64_t Space::inner_count(const Shape& s) const {
-  const auto& spov = s.tp > 1 ? spov_tp_ : spov_1_;
-  return static_cast<std::uint64_t>(zo_.size()) * spov.size() * rc_count(s);
+  return static_cast<std::uint64_t>(zo_.size()) * spov(s).size() * rc_count(s);
 }
 
-const std::vector<std::pair<bool, bool>>& Space::spov(const Shape& s) const { return s.tp > 1 ? spov_tp_ : spov_1_; }
+// TP communication overlap (Megatron-LM / Transformer Engine userbuffers) needs the TP group inside one NVLink
+// domain of one node; elsewhere it is not a choice.
+const std::vector<std::pair<bool, bool>>& Space::spov(const Shape& s) const {
+  if (s.tp <= 1) return spov_1_;
+  const Fabric& f = ev_.inputs().fabric;
+  const bool nvlink = f.domain_per_gpu_GBps > 0 && s.tp <= std::max(1, f.domain_size) &&
+                      s.tp <= std::max(1, f.gpus_per_node);
+  return nvlink ? spov_tp_ : spov_tp_no_overlap_;
+}
 
 bool better(const Candidate& a, const Candidate& b) {
   if (a.score != b.score) return a.score < b.score;
@@ -173,7 +182,8 @@ void lower_threshold(std::atomic<double>& t, double v) {
 
 class Worker {
  public:
-  Worker(const Space& space, Shared& shared, std::size_t k) : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k) {}
+  Worker(const Space& space, Shared& shared, std::size_t k)
+      : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), est_(space.evaluator().estimate_inputs()) {}
 
   void run(const std::vector<std::pair<std::size_t, std::int64_t>>& items) {
     for (;;) {
@@ -211,20 +221,33 @@ class Worker {
     return acts_[idx];
   }
 
-  // Evaluates one layout; true when it fits.
+  // Whether a layout's lower bound exceeds the k-th best: the bound of its (shape, micro-batch, sequence
+  // parallelism, overlap) plus what its recomputation adds to step_time_lower_bound_s.
+  bool time_pruned(const Shape& s, const Variant& v, double variant_bound, double plain_floor) {
+    if (!ev_.inputs().prune) return false;
+    double extra = 0;
+    if (v.recompute == Recompute::full) {
+      ev_.set_layout(est_, s, v);
+      extra = std::max(0.0, Evaluator::step_lower_bound_s(est_) - plain_floor) * (1.0 - 1e-9);
+    }
+    return ev_.score(s, variant_bound + extra) > threshold();
+  }
+
+  // Evaluates one layout whose time bound passed: memory, and when it fits, estimate_step. True when it fits.
   bool evaluate(std::size_t shape_index, const Shape& s, const Variant& v, const std::vector<StageActs>& a,
-                MemoryResult* known = nullptr) {
+                const MemoryResult* known = nullptr) {
     ++stats.evaluated;
     const MemoryResult mem = known != nullptr ? *known : ev_.memory(s, a, v);
     if (mem.total > ev_.usable_bytes() || !ev_.host_fits(mem, v.target)) return false;
     ++stats.feasible;
     ++stats.timed;
+    ev_.set_layout(est_, s, v);
     Candidate c;
     c.shape_index = shape_index;
     c.variant = v;
     c.memory_bytes = mem.total;
-    c.time = ev_.time(s, v);
-    c.score = ev_.score(s, c.time.step_s);
+    c.step_s = Evaluator::step_s(est_);
+    c.score = ev_.score(s, c.step_s);
     c.key = key_of(s, v);
     push(std::move(c));
     return true;
@@ -237,6 +260,26 @@ class Worker {
     const std::uint64_t rc_n = sp_.rc_count(s);
     const std::int64_t lps = s.layers_per_stage;
     have_[0] = have_[1] = have_[2] = have_[3] = false;
+    // Lower bounds of every (sequence parallelism, overlap) choice: the whole item is skipped when none can beat
+    // the k-th best.
+    double floor = 0;
+    double bounds[4] = {0, 0, 0, 0};
+    if (prune) {
+      Variant plain;
+      plain.micro_batch = mb;
+      ev_.set_layout(est_, s, plain);
+      floor = Evaluator::step_lower_bound_s(est_);
+      double best = std::numeric_limits<double>::infinity();
+      for (const auto& [sp, ov] : spov) {
+        double& b = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
+        b = ev_.variant_lower_bound_s(est_, s, mb, sp, ov);
+        best = std::min(best, b);
+      }
+      if (ev_.score(s, best) > threshold()) {
+        stats.pruned_time += sp_.inner_count(s);
+        return;
+      }
+    }
     const double usable = static_cast<double>(ev_.usable_bytes());
     for (const ZeroOffload& zo : sp_.zero_offload()) {
       if (prune && ev_.states_lower_bound(s, zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
@@ -251,19 +294,23 @@ class Worker {
         v.zero = zo.zero;
         v.offload = zo.offload;
         v.target = zo.target;
-        auto time_pruned = [&](Recompute r, std::int64_t k) {
-          return prune && ev_.score(s, ev_.time_lower_bound(s, mb, r, k)) > threshold();
+        const double vbound = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
+        auto bound_prunes = [&](Recompute r, std::int64_t k) {
+          Variant w = v;
+          w.recompute = r;
+          w.recompute_layers = k;
+          return time_pruned(s, w, vbound, floor);
         };
         if (sp_.rc_none()) {
           v.recompute = Recompute::none;
           v.recompute_layers = -1;
-          if (time_pruned(Recompute::none, -1)) ++stats.pruned_time;
+          if (bound_prunes(Recompute::none, -1)) ++stats.pruned_time;
           else evaluate(shape_index, s, v, acts(s, mb, sp, false));
         }
         if (sp_.rc_selective()) {
           v.recompute = Recompute::selective;
           v.recompute_layers = -1;
-          if (time_pruned(Recompute::selective, -1)) ++stats.pruned_time;
+          if (bound_prunes(Recompute::selective, -1)) ++stats.pruned_time;
           else evaluate(shape_index, s, v, acts(s, mb, sp, true));
         }
         if (!sp_.rc_full()) continue;
@@ -271,7 +318,7 @@ class Worker {
         const auto& a = acts(s, mb, sp, false);
         if (!partial) {
           v.recompute_layers = -1;
-          if (time_pruned(Recompute::full, -1)) ++stats.pruned_time;
+          if (bound_prunes(Recompute::full, -1)) ++stats.pruned_time;
           else evaluate(shape_index, s, v, a);
           continue;
         }
@@ -283,9 +330,9 @@ class Worker {
           }
           continue;
         }
-        // Time grows with k (more recomputed layers) and memory shrinks with it: find the smallest k that fits
-        // by bisection, then walk up while the time lower bound can still beat the k-th best.
-        if (time_pruned(Recompute::full, 1)) {
+        // Memory shrinks with k (more recomputed layers) and the time lower bound grows with it: find the smallest
+        // k that fits by bisection, then walk up while the bound can still beat the k-th best.
+        if (bound_prunes(Recompute::full, 1)) {
           stats.pruned_time += static_cast<std::uint64_t>(lps);
           continue;
         }
@@ -319,7 +366,7 @@ class Worker {
         stats.evaluated += below;
         stats.pruned_states += static_cast<std::uint64_t>(hi - 1) - below;
         for (std::int64_t k = hi; k <= lps; ++k) {
-          if (time_pruned(Recompute::full, k)) {
+          if (bound_prunes(Recompute::full, k)) {
             stats.pruned_time += static_cast<std::uint64_t>(lps - k + 1);
             break;
           }
@@ -340,6 +387,7 @@ class Worker {
   std::size_t k_;
   std::vector<StageActs> acts_[4];
   bool have_[4] = {false, false, false, false};
+  EstimateInputs est_;   // estimate_step's inputs, pointed at one layout at a time
 };
 
 }  // namespace
@@ -356,11 +404,18 @@ SearchOutcome run_search(const Space& space, std::size_t k, int threads, const P
   // Work items: (shape, micro-batch), the most promising first so the k-th best tightens early.
   std::vector<std::pair<std::size_t, std::int64_t>> items;
   std::vector<double> order;
+  EstimateInputs est = ev.estimate_inputs();
   for (std::size_t i = 0; i < space.shapes().size(); ++i)
     for (std::int64_t mb : space.micro_batches()[i]) {
       items.push_back({i, mb});
-      Shape s = space.shapes()[i];
-      order.push_back(ev.score(s, ev.time_lower_bound(s, mb, Recompute::none, -1)));
+      const Shape& s = space.shapes()[i];
+      Variant v;
+      v.micro_batch = mb;
+      ev.set_layout(est, s, v);
+      // Heuristic order only (any order gives the same answer): the FLOP floor with the 1F1B bubble.
+      const double m = static_cast<double>(ev.microbatches(s, mb));
+      const double bubble = static_cast<double>(s.pp - 1) / (static_cast<double>(s.vpp) * m);
+      order.push_back(ev.score(s, Evaluator::step_lower_bound_s(est) * (1.0 + bubble)));
     }
   std::vector<std::size_t> idx(items.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;

@@ -37,7 +37,7 @@ class Space {
   std::vector<Shape> shapes_;
   std::vector<std::vector<std::int64_t>> mbs_;
   std::vector<ZeroOffload> zo_;
-  std::vector<std::pair<bool, bool>> spov_tp_, spov_1_;
+  std::vector<std::pair<bool, bool>> spov_tp_, spov_tp_no_overlap_, spov_1_;
   bool rc_none_ = true, rc_selective_ = true, rc_full_ = true;
   std::uint64_t total_ = 0;
 };
@@ -46,7 +46,7 @@ struct Candidate {
   std::size_t shape_index = 0;
   Variant variant;
   bytes_t memory_bytes = 0;
-  PlanTime time;
+  double step_s = 0;                    // estimate_step
   double score = 0;
   std::array<std::int64_t, 14> key{};   // deterministic tie-break
 };

@@ -1,0 +1,91 @@
+// `gpuplan estimate` as a user runs it: the JSON contract against hand-derived relations and published peaks,
+// the memory section equal to `gpuplan memory`, the comm calibration, and exit status 2 with one line for bad input.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using gpuplan::test::run_cli;
+
+namespace {
+
+const std::string kJob = "--model gpt2 --gpus 8 --tp 2 --seq-len 1024 --micro-batch 4 --global-batch 64";
+
+nlohmann::json estimate(const std::string& extra) {
+  const auto r = run_cli("estimate " + kJob + " --system dgx-a100 " + extra + " --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST(EstimateCli, JsonContract) {
+  const auto j = estimate("");
+  const double step = j.at("time").at("step_s").get<double>();
+  ASSERT_GT(step, 0);
+  double sum = 0;
+  for (const auto& [name, t] : j.at("time").at("breakdown").items()) {
+    EXPECT_GE(t.get<double>(), 0) << name;
+    sum += t.get<double>();
+  }
+  EXPECT_NEAR(sum, step, 1e-9 * step);
+  for (const char* part : {"forward", "backward", "tp_comm", "dp_comm", "optimizer"})
+    EXPECT_TRUE(j.at("time").at("breakdown").contains(part)) << part;
+  const auto& tp = j.at("throughput");
+  // 64 sequences of 1024 tokens per step.
+  EXPECT_NEAR(tp.at("tokens_per_s").get<double>(), 64.0 * 1024 / step, 1e-6 * 64 * 1024 / step);
+  // GPT-2 (h 768, 12 layers, vocabulary 50257): Narayanan et al. SC'21, 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+  const double B = 64, s = 1024, l = 12, h = 768, V = 50257;
+  const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+  EXPECT_NEAR(tp.at("model_tflops_per_gpu").get<double>(), flops / step / 8 / 1e12, 0.01 * flops / step / 8 / 1e12);
+  // A100 dense fp16/bf16 peak: 312 TFLOP/s.
+  EXPECT_NEAR(tp.at("mfu").get<double>(), tp.at("model_tflops_per_gpu").get<double>() / 312.0, 1e-9);
+}
+
+TEST(EstimateCli, MemoryMatchesMemoryCommand) {
+  const auto j = estimate("");
+  const auto r = run_cli("memory " + kJob + " --gpu a100-sxm-80gb --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto m = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("memory").at("per_gpu"), m.at("per_gpu"));
+  EXPECT_EQ(j.at("memory").at("layout"), m.at("layout"));
+}
+
+TEST(EstimateCli, CommCalibrationPricesEveryTensorParallelCollective) {
+  // A calibration that makes every intra-node collective cost 1 ms (1 PB/s: bandwidth negligible): GPT-2, 12 layers,
+  // tp 2, no recompute: per microbatch 2 all-reduces forward and 2 backward per layer, 1 for the embedding and 3
+  // for the loss = 52; 64 / (4 x dp 4) = 4 microbatches.
+  const std::string path = ::testing::TempDir() + "estimate_cli_comm_calibration.json";
+  std::ofstream(path) << R"({"comm": {"intra": {"latency_us": 1000, "bus_GBps": 1e6}}})";
+  const auto j = estimate("--comm-calibration " + path);
+  std::remove(path.c_str());
+  // Plus under 10 ns of bandwidth time each.
+  EXPECT_NEAR(j.at("time").at("breakdown").at("tp_comm").get<double>(), 4 * 52 * 1e-3, 1e-5);
+  EXPECT_FALSE(j.at("cluster").at("comm_calibration").empty());
+}
+
+TEST(EstimateCli, BadInputExitsTwoWithOneLine) {
+  const char* bad[] = {
+      "estimate --model gpt2 --gpus 16 --system dgx-a100 --nodes 1",       // 16 ranks on one node of 8
+      "estimate --model gpt2 --gpus 8 --system dgx-a100 --order tp-dp",     // not every dimension once
+      "estimate --model gpt2 --gpus 8 --system dgx-a1000",                  // unknown system
+      "estimate --params 7e9 --gpus 8 --system dgx-a100",                   // no architecture
+      "estimate --model gpt2 --gpus 8 --system dgx-a100 --comm-calibration /nonexistent/cal.json",
+  };
+  for (const char* args : bad) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(lines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}

@@ -1,0 +1,98 @@
+// `gpuplan plan` end to end: the JSON contract, the printed command reproducing each plan with `gpuplan estimate`,
+// input errors, and the near misses when nothing fits.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace gpuplan {
+namespace {
+
+using test::run_cli;
+
+TEST(PlanCli, JsonKeysAndEveryPlanReproducedByEstimate) {
+  const auto r = run_cli("plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --seq-len 4096 --global-batch 64 "
+                         "--top 2 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"plans", "space", "evaluated", "feasible", "search_seconds"}) EXPECT_TRUE(j.contains(key)) << key;
+  ASSERT_EQ(j["plans"].size(), 2u);
+  EXPECT_LE(j["plans"][0]["time"]["step_s"].get<double>(), j["plans"][1]["time"]["step_s"].get<double>());
+  EXPECT_LE(j["feasible"].get<std::uint64_t>(), j["evaluated"].get<std::uint64_t>());
+  EXPECT_LE(j["evaluated"].get<std::uint64_t>(), j["space"].get<std::uint64_t>());
+  for (const auto& p : j["plans"]) {
+    for (const char* key : {"layout", "memory", "time", "throughput", "command"}) EXPECT_TRUE(p.contains(key)) << key;
+    const std::string cmd = p["command"].get<std::string>();
+    const std::string prefix = "gpuplan ";
+    ASSERT_EQ(cmd.rfind(prefix, 0), 0u) << cmd;
+    const auto e = run_cli(cmd.substr(prefix.size()) + " --json");
+    ASSERT_EQ(e.status, 0) << cmd << "\n" << e.err;
+    const auto ej = nlohmann::json::parse(e.out);
+    // The same step time, the same time, throughput and memory objects.
+    EXPECT_EQ(ej["time"]["step_s"].get<double>(), p["time"]["step_s"].get<double>()) << cmd;
+    EXPECT_EQ(ej["time"], p["time"]) << cmd;
+    EXPECT_EQ(ej["throughput"], p["throughput"]) << cmd;
+    EXPECT_EQ(ej["memory"], p["memory"]) << cmd;
+    // A plan fits under the margin, so under the capacity.
+    EXPECT_TRUE(p["memory"]["fits"].get<bool>());
+    EXPECT_LE(p["memory"]["per_gpu"]["total"].get<std::int64_t>(), p["usable_bytes"].get<std::int64_t>());
+  }
+}
+
+TEST(PlanCli, BadInputExitsWithTwo) {
+  // 3 divides neither the 32 heads nor the 8 GPUs.
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --system dgx-h100 --global-batch 64 --tp 3").status, 2);
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --system dgx-h100").status, 2);                       // no batch
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --system no-such-system --global-batch 64").status, 2);
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --global-batch 64").status, 2);                       // no cluster
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --system dgx-h100 --global-batch 64 --objective cost").status, 2);
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --system dgx-h100 --global-batch 64 --memory-margin 1.5").status, 2);
+  EXPECT_EQ(run_cli("plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --gpus 16 --global-batch 64").status, 2);
+}
+
+TEST(PlanCli, NothingFitsListsTheNearMisses) {
+  // 70B parameters with Adam need about 1.1 TB of model states; one 80 GB GPU without offload cannot hold them.
+  const std::string args = "plan --model llama-3.1-70b --system dgx-h100 --gpus 1 --seq-len 4096 --global-batch 8 "
+                           "--no-offload --top 3";
+  const auto r = run_cli(args + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["plans"].empty());
+  EXPECT_EQ(j["feasible"].get<std::uint64_t>(), 0u);
+  ASSERT_FALSE(j["near_misses"].empty());
+  for (const auto& n : j["near_misses"]) {
+    EXPECT_GT(n["lacks_bytes"].get<std::int64_t>(), 0);
+    EXPECT_EQ(n["lacks_bytes"].get<std::int64_t>(),
+              n["memory"]["per_gpu"]["total"].get<std::int64_t>() - n["usable_bytes"].get<std::int64_t>());
+    EXPECT_FALSE(n["memory"]["fits"].get<bool>());
+  }
+  const auto t = run_cli(args);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("Nothing fits"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("lacks"), std::string::npos) << t.out;
+}
+
+TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {
+  const std::string path = std::string(::testing::TempDir()) + "/plan_cli_cluster.json";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"({"system": "dgx-h100", "nodes": 1})", f);
+    std::fclose(f);
+  }
+  const std::string job = " --model llama-3.1-8b --seq-len 4096 --global-batch 64 --top 1 --json";
+  const auto a = run_cli("plan --system dgx-h100 --nodes 1" + job);
+  const auto b = run_cli("plan --topology " + path + job);
+  std::remove(path.c_str());
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["plans"][0]["layout"], jb["plans"][0]["layout"]);
+  EXPECT_EQ(ja["plans"][0]["time"], jb["plans"][0]["time"]);
+  EXPECT_NE(jb["plans"][0]["command"].get<std::string>().find("--topology"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuplan
