@@ -29,6 +29,7 @@ asan-test: deps
 
 validation: build
 	$(PY) validation/run_torch_validation.py --gpuplan ./$(BUILD)/gpuplan --out validation/torch_report.md
+	bash validation/run_time_validation.sh $(BUILD)
 
 fuzz-smoke: deps
 	bash scripts/fuzz-smoke.sh

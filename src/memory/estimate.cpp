@@ -19,7 +19,7 @@ constexpr const char* kMegatronDistOpt = "Megatron-LM docs/user-guide/features/d
 bytes_t to_bytes(double value) {
   if (!(value >= 0) || value > 9.0e18)
     throw InputError("model and layout", "sizes whose byte count overflows 64 bits", "smaller sizes");
-  return static_cast<bytes_t>(std::llround(value));
+  return static_cast<bytes_t>(value + 0.5);  // non-negative: rounds half up without a libm call
 }
 
 // Microbatches (1F1B) or model-chunk microbatches (interleaved) stage `i` holds at the peak of the schedule.
