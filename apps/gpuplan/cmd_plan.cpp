@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "choice.hpp"
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
@@ -47,15 +48,6 @@ struct PlanArgs {
   bool json = false;
 };
 
-template <typename E>
-E pick(const char* option, const std::string& value, std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string accepted;
-  for (const auto& [name, e] : choices) {
-    if (value == name) return e;
-    accepted += (accepted.empty() ? "" : ", ") + std::string(name);
-  }
-  throw InputError(option, "'" + value + "'", accepted);
-}
 
 // A shell word: as is when it needs no quoting, else in single quotes.
 std::string quote(const std::string& w) {

@@ -1,3 +1,4 @@
+#include "choice.hpp"
 #include "memory_options.hpp"
 
 #include <fmt/core.h>
@@ -11,15 +12,6 @@ namespace gpuplan::cli {
 
 namespace {
 
-template <typename E>
-E pick(const char* option, const std::string& value, std::initializer_list<std::pair<const char*, E>> choices) {
-  std::string accepted;
-  for (const auto& [name, e] : choices) {
-    if (value == name) return e;
-    accepted += (accepted.empty() ? "" : ", ") + std::string(name);
-  }
-  throw InputError(option, "'" + value + "'", accepted);
-}
 
 CLI::Option* choice(CLI::App& cmd, const char* flag, std::string& target, const char* choices, const char* help) {
   return cmd.add_option(flag, target, fmt::format("{} ({})", help, choices))->type_name("NAME")->capture_default_str();

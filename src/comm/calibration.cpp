@@ -11,6 +11,7 @@
 #include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/names.hpp"
+#include "util/json_input.hpp"
 
 namespace gpuplan {
 
@@ -198,15 +199,7 @@ std::string comm_calibration_json(const CommCalibration& cal) {
 
 void apply_comm_overrides(Fabric& fabric, std::string_view json_text, std::string_view origin_view) {
   const std::string origin(origin_view);
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& ex) {  // parse_error, and out_of_range for numbers such as 1e405
-    std::string what = ex.what();
-    const auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw InputError(origin, "malformed JSON (" + what + ")", "a JSON object with a \"comm\" section");
-  }
+  const json doc = detail::parse_json_input(json_text, origin, "a JSON object with a \"comm\" section");
   if (!doc.is_object() || !doc.contains("comm"))
     throw InputError(origin, doc.is_object() ? "an object without a \"comm\" section" : std::string(doc.type_name()),
                      "a JSON object with a \"comm\" section (as gpuplan comm --calibrate --out writes)");

@@ -14,6 +14,7 @@
 #include "gpuplan/names.hpp"
 #include "hardware/json_fields.hpp"
 #include "util/embedded_data.hpp"
+#include "util/json_input.hpp"
 
 namespace gpuplan {
 
@@ -255,15 +256,7 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
 }
 
 json parse_document(std::string_view text, std::string_view origin) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& ex) {  // parse_error, and out_of_range for numbers such as 1e405
-    // nlohmann's message carries line and column: "[json.exception.parse_error.101] parse error at line 3, ..."
-    std::string what = ex.what();
-    const auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw InputError(std::string(origin), "malformed JSON (" + what + ")", "a JSON object");
-  }
+  return detail::parse_json_input(text, origin, "a JSON object");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/names.hpp"
 #include "hardware/json_fields.hpp"
+#include "util/json_input.hpp"
 
 namespace gpuplan {
 
@@ -65,15 +66,7 @@ Cluster make_cluster(std::string_view system, int nodes) {
 
 Cluster cluster_from_json(const HardwareCatalog& base, std::string_view json_text, std::string_view origin_view) {
   const std::string origin(origin_view);
-  json doc;
-  try {
-    doc = json::parse(json_text);
-  } catch (const json::exception& ex) {  // parse_error, and out_of_range for numbers such as 1e405
-    std::string what = ex.what();
-    const auto pos = what.find("] ");
-    if (pos != std::string::npos) what = what.substr(pos + 2);
-    throw InputError(origin, "malformed JSON (" + what + ")", "a JSON cluster object");
-  }
+  const json doc = detail::parse_json_input(json_text, origin, "a JSON cluster object");
   if (!doc.is_object()) throw InputError(origin, std::string(doc.type_name()), "a JSON cluster object");
   // Catalog additions carried by the cluster file itself.
   HardwareCatalog catalog = base;

@@ -7,6 +7,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/model_io.hpp"
 #include "io/hf_config_reader.hpp"
+#include "util/json_input.hpp"
 
 namespace gpuplan {
 
@@ -120,12 +121,7 @@ std::string accepted_types() {
 
 ModelConfig model_from_hf_config(std::string_view json_text, std::string_view origin_view) {
   const std::string origin(origin_view);
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e405
-    throw InputError(origin, fmt::format("malformed JSON ({})", e.what()), "a Hugging Face config.json");
-  }
+  const nlohmann::json json = detail::parse_json_input(json_text, origin, "a Hugging Face config.json");
   if (!json.is_object()) throw InputError(origin, "a JSON " + std::string(json.type_name()), "a JSON object");
   const detail::HfConfigReader r(json, origin);
   if (!r.has("model_type")) throw InputError(r.field("model_type"), "missing", accepted_types());
