@@ -67,6 +67,57 @@ TEST(StepTime, NarayananTable1WithinFifteenPercent) {
   }
 }
 
+TEST(StepTime, KorthikantiTable5WithinTenPercent) {
+  // Korthikanti et al. 2022 (arXiv 2205.05198), Tables 3 and 5: end-to-end iteration time in seconds on A100 80GB
+  // (Selene), TP 8, seq 2048, vocab 51200, no data parallelism; interleaved with 3 chunks for 175B and 530B.
+  struct Case { int h, layers, heads, gpus, pp, vpp, mbs, gbs; bool selective; double seconds; };
+  const Case cases[] = {{6144, 48, 64, 8, 1, 1, 4, 4, false, 1.42},       {12288, 96, 96, 64, 8, 3, 1, 64, false, 18.13},
+                        {25600, 128, 160, 512, 64, 1, 1, 512, false, 94.42}, {6144, 48, 64, 8, 1, 1, 4, 4, true, 1.10},
+                        {12288, 96, 96, 64, 8, 3, 1, 64, true, 13.75},        {20480, 105, 128, 280, 35, 3, 1, 280, true, 37.83}};
+  for (const auto& c : cases) {
+    EstimateInputs in = gpt("megatron-gpt-1t", c.gpus, 8, c.pp, c.mbs, c.gbs, (c.gpus + 7) / 8);
+    ModelConfig& m = *in.memory.model;
+    m.hidden = c.h; m.layers = c.layers; m.heads = c.heads; m.kv_heads = c.heads; m.head_dim = 0; m.ffn_hidden = 4LL * c.h;
+    m.vocab = 51200;
+    in.memory.counts.reset();
+    in.memory.training.dropout = 0.1;
+    in.memory.layout.vpp = c.vpp;
+    in.memory.layout.schedule = c.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
+    in.memory.layout.recompute = c.selective ? Recompute::selective : Recompute::full;
+    in.memory.layout.sequence_parallel = c.selective;
+    in.time.dp_overlap = false;
+    prepare_estimate(in);
+    EXPECT_NEAR(estimate_step(in).step_s, c.seconds, 0.10 * c.seconds) << c.h << (c.selective ? " selective" : " full");
+  }
+}
+
+TEST(StepTime, OverlappedCommunicationIsNotFree) {
+  auto part = [](const StepEstimate& e, const std::string& n) {
+    for (const auto& [name, t] : e.breakdown)
+      if (name == n) return t;
+    return -1.0;
+  };
+  // TP inside one node with --tp-overlap: the hidden part still slows the GEMMs by overlap_slowdown of its time.
+  EstimateInputs in = gpt("megatron-gpt-7.5b", 8, 8, 1, 4, 8, 1);
+  const double exposed = part(estimate_step(in), "tp_comm");
+  in.time.tp_overlap = true;
+  const double hidden = part(estimate_step(in), "tp_comm");
+  EXPECT_GT(exposed, 0);
+  EXPECT_LT(hidden, exposed);
+  EXPECT_GE(hidden, in.perf->overlap_slowdown * exposed * (1 - 1e-9));
+  // ZeRO-3 over 4 nodes (one rank per node): each microbatch gathers the 2-byte weights forward and backward; the
+  // first layer's gather of each pass waits, the rest slows the compute it hides behind, or is exposed.
+  EstimateInputs z = gpt("megatron-gpt-7.5b", 32, 8, 1, 1, 4, 4);
+  z.memory.layout.zero = 3;
+  z.memory.layout.recompute = Recompute::none;
+  const StepEstimate e = estimate_step(z);
+  const RankPlacement pl = place_ranks(resolve_layout(z.memory), 8, parse_order("tp-cp-ep-dp-pp"));
+  const double weights = static_cast<double>(z.memory.counts->total) / 8 * 2;  // per TP rank, fp16
+  const double ag = collective_time_s(z.fabric, Collective::allgather, weights, pl.dp);
+  const double layers = static_cast<double>(z.memory.model->layers);
+  EXPECT_GE(part(e, "zero3_comm"), (2 * ag / layers + z.perf->overlap_slowdown * 2 * ag * (1 - 1 / layers)) * 0.999);
+}
+
 TEST(StepTime, OneF1BBubbleIsPMinusOneOverM) {
   // Uniform stages, no communication: bubble / (m x per-microbatch compute) = (p - 1) / m; interleaved: / v.
   EstimateInputs in = gpt("megatron-gpt-39b", 4, 1, 4, 1, 8, 1);

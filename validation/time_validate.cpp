@@ -310,6 +310,73 @@ int main(int argc, char** argv) {
   pub_mape_u /= static_cast<double>(pubs.size());
   pub_mape_c /= static_cast<double>(pubs.size());
 
+  // Published multi-node runs: Korthikanti et al. 2022 (arXiv 2205.05198) Table 5, iteration time in seconds.
+  struct Kor {
+    std::string model;
+    int heads, hidden, layers, tp, pp, vpp, gpus, gbs, mbs;
+    bool selective;
+    double seconds, pred_uncal = 0, pred_cal = 0;
+  };
+  std::vector<Kor> kors;
+  {
+    std::ifstream f(repo + "/validation/data/korthikanti-2022-table5.csv");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0) continue;
+      std::vector<std::string> c;
+      std::stringstream ss(line);
+      std::string x;
+      while (std::getline(ss, x, ',')) c.push_back(x);
+      kors.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]),
+                      std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10] == "selective",
+                      std::stod(c[11])});
+    }
+  }
+  auto kor_predict = [&](const Kor& k, const PerfConstants& pc) {
+    EstimateInputs in;
+    ModelConfig m = model_from_catalog("megatron-gpt-1t");  // GPT-2 style, vocabulary 51200
+    m.name = "gpt-" + k.model;
+    m.hidden = k.hidden;
+    m.layers = k.layers;
+    m.heads = k.heads;
+    m.kv_heads = k.heads;
+    m.head_dim = 0;
+    m.ffn_hidden = 4LL * k.hidden;
+    m.vocab = 51200;
+    in.memory.model = m;
+    in.memory.training.seq_len = 2048;
+    in.memory.training.micro_batch = k.mbs;
+    in.memory.training.global_batch = k.gbs;
+    in.memory.training.precision = Precision::fp16;
+    in.memory.training.dropout = 0.1;
+    in.memory.layout.gpus = k.gpus;
+    in.memory.layout.tp = k.tp;
+    in.memory.layout.pp = k.pp;
+    in.memory.layout.vpp = k.vpp;
+    in.memory.layout.schedule = k.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
+    in.memory.layout.recompute = k.selective ? Recompute::selective : Recompute::full;
+    in.memory.layout.sequence_parallel = k.selective;
+    in.memory.layout.attention = Attention::eager;
+    in.memory.overheads = default_overheads();
+    const Cluster cl = make_cluster(catalog, "dgx-a100", (k.gpus + 7) / 8);
+    in.gpu = cl.gpu;
+    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
+    in.fabric = fabric_from_cluster(cl);
+    in.time.dp_overlap = false;  // "we do not use any overlapping of gradient all-reduces" (section 6.3)
+    in.perf = pc;
+    prepare_estimate(in);
+    return estimate_step(in).step_s;
+  };
+  double kor_mape_u = 0, kor_mape_c = 0;
+  for (auto& k : kors) {
+    k.pred_uncal = kor_predict(k, base);
+    k.pred_cal = kor_predict(k, cal);
+    kor_mape_u += std::abs(k.pred_uncal - k.seconds) / k.seconds;
+    kor_mape_c += std::abs(k.pred_cal - k.seconds) / k.seconds;
+  }
+  kor_mape_u /= static_cast<double>(kors.size());
+  kor_mape_c /= static_cast<double>(kors.size());
+
   std::string md;
   md += "# Step-time validation\n\nRegenerate with `validation/run_time_validation.sh` (add `--fit` to refit the calibration).\n";
   md += "Predictions use `estimate_step` with the communication model of src/comm as built.\n\n";
@@ -321,7 +388,9 @@ int main(int argc, char** argv) {
   line("vTrain A100 single node", rows.size(), "data/perf.json (published)", uncal);
   line("vTrain A100 single node", rows.size(), "calibrated", calst);
   md += fmt::format("| Narayanan SC'21 Table 1 | {} | data/perf.json (published) | {:.1f}% | | | | | |\n", pubs.size(), 100 * pub_mape_u);
-  md += fmt::format("| Narayanan SC'21 Table 1 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n\n", pubs.size(), 100 * pub_mape_c);
+  md += fmt::format("| Narayanan SC'21 Table 1 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n", pubs.size(), 100 * pub_mape_c);
+  md += fmt::format("| Korthikanti et al. 2022 Table 5 | {} | data/perf.json (published) | {:.1f}% | | | | | |\n", kors.size(), 100 * kor_mape_u);
+  md += fmt::format("| Korthikanti et al. 2022 Table 5 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n\n", kors.size(), 100 * kor_mape_c);
   auto by = [&](const char* what, auto key) {
     std::map<int, std::pair<std::vector<Row>, std::vector<Row>>> g;
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -351,6 +420,14 @@ int main(int argc, char** argv) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.0f} | {:.1f} | {:+.1f}% | {:.1f} | {:+.1f}% |\n", p.model, p.gpus, p.tp, p.pp,
                       p.vpp, p.mbs, p.gbs, p.tflops, p.pred_uncal, 100 * (p.pred_uncal - p.tflops) / p.tflops, p.pred_cal,
                       100 * (p.pred_cal - p.tflops) / p.tflops);
+  md += "\n## Korthikanti et al. 2022 Table 5 (A100 80GB, Selene), iteration time in seconds\n\n";
+  md += "Held out, never fitted. full = full recomputation without sequence parallelism, selective = sequence parallelism + "
+        "selective recomputation; data parallel size 1 except the 2240-GPU run (section 6.3); eager attention, no gradient-reduction overlap.\n\n";
+  md += "| model | GPUs | tp | pp | vpp | micro batch | global batch | recompute | measured | predicted (published constants) | error | predicted (calibrated) | error |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& k : kors)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.2f} | {:+.1f}% |\n", k.model, k.gpus, k.tp, k.pp, k.vpp,
+                      k.mbs, k.gbs, k.selective ? "selective + SP" : "full", k.seconds, k.pred_uncal,
+                      100 * (k.pred_uncal - k.seconds) / k.seconds, k.pred_cal, 100 * (k.pred_cal - k.seconds) / k.seconds);
   md += "\n## vTrain A100 single node: every configuration (iteration time, ms)\n\n";
   md += "| GPUs | global batch | micro batch | hidden | layers | tp | dp | pp | measured | predicted (published) | error | predicted (calibrated) | error |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -364,5 +441,6 @@ int main(int argc, char** argv) {
              100 * uncal.mape, 100 * uncal.pairwise, uncal.spearman, 100 * calst.mape, 100 * calst.pairwise, calst.spearman);
   fmt::print("Narayanan Table 1: published MAPE {:.1f}%, calibrated {:.1f}%\n", 100 * pub_mape_u, 100 * pub_mape_c);
   for (const auto& p : pubs) fmt::print("  {} measured {} pred {:.1f} / {:.1f}\n", p.model, p.tflops, p.pred_uncal, p.pred_cal);
+  fmt::print("Korthikanti Table 5: published MAPE {:.1f}%, calibrated {:.1f}%\n", 100 * kor_mape_u, 100 * kor_mape_c);
   return 0;
 }

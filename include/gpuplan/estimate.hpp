@@ -39,6 +39,8 @@ struct PerfConstants {
   double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per GPU
   double dp_bucket_elements = 0;         // gradient bucket in elements (the last one is exposed when overlapped)
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
+  double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
+                                         // HBM bandwidth the collective's kernels take)
   std::string source;                    // which entry of data/perf.json (and overlays) these came from
 };
 

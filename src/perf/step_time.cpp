@@ -81,9 +81,11 @@ class CommMemo {
 struct Cost {
   double f = 0;
   double b = 0;
+  double gemm_f = 0;  // the linear-layer GEMMs of f: what TP communication can overlap with
   Cost& operator+=(const Cost& o) {
     f += o.f;
     b += o.b;
+    gemm_f += o.gemm_f;
     return *this;
   }
 };
@@ -168,6 +170,7 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
     f += mem_s(mc, 2 * 2 * T * topk * h * s.e, 2);
   }
   (void)pc;
+  const double gemm_f = f;
   // Memory-bound kernels. Under sequence parallelism norms, dropout and residuals see T / tp tokens.
   const double tn = s.sp ? T / tp : T;
   const double norms = static_cast<double>(m.norms_per_layer);
@@ -184,7 +187,7 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
   }
   f += mem_s(mc, bytes, kernels);
   // Backward: data and weight gradients of every GEMM (2x), and twice the traffic of each memory-bound kernel.
-  return Cost{f, 2 * f};
+  return Cost{f, 2 * f, gemm_f};
 }
 
 // Kernels one decoder layer launches forward (what the host dispatches): GEMMs, the attention core, norms,
@@ -360,7 +363,14 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   const double embed_kernels = 3, head_kernels = 1 + 1 + 3;
 
   // Exposed parts: TP hidden behind the layer's GEMMs with --tp-overlap; CP ring steps behind the attention core.
-  auto tp_exposed = [&](double comm, double compute) { return in.time.tp_overlap ? std::max(0.0, comm - compute) : comm; };
+  // Overlap is never free: the hidden part of a collective still takes SMs and HBM bandwidth from the compute it
+  // runs beside (overlap_slowdown of its duration), and what exceeds the compute is exposed.
+  const double slow = perf.overlap_slowdown;
+  auto overlapped = [slow](double comm, double compute) {
+    comm = std::max(0.0, comm);
+    return std::max(0.0, comm - compute) + slow * std::min(comm, compute);
+  };
+  auto tp_exposed = [&](double comm, double compute) { return in.time.tp_overlap ? overlapped(comm, compute) : comm; };
   const double cp_f = std::max(0.0, cp_layer_f - core.f);
   const double cp_b = std::max(0.0, 2 * cp_layer_f - core.b);
 
@@ -408,7 +418,10 @@ StepEstimate estimate_step(const EstimateInputs& in) {
     }
     // TP: two collectives per layer forward, two backward, the forward ones again for recomputed layers; the
     // vocabulary-parallel embedding all-reduces its output and the loss all-reduces three per-token scalars.
-    const double layer_gemm_f = (dense.f - core.f) * 0.9;
+    // Only the linear-layer GEMMs hide TP traffic (userbuffers split them into chunks pipelined with the
+    // collective); the norms, activations and attention core run between them and hide nothing. Across nodes
+    // the collective is priced on the network tier its group spans and still hides behind no more than that.
+    const double layer_gemm_f = dense.gemm_f;
     st.tp = layers * (tp_exposed(tp_layer_f, layer_gemm_f) + tp_exposed(tp_layer_f, 2 * layer_gemm_f)) +
             recomputed * tp_exposed(tp_layer_f, layer_gemm_f);
     if (l.tp > 1 && sp.first) st.tp += coll(Collective::allreduce, act_bytes, place.tp);
@@ -432,7 +445,10 @@ StepEstimate estimate_step(const EstimateInputs& in) {
       const double ag = coll(Collective::allgather, sp.dense * weight_bytes, place.dp) +
                         coll(Collective::allgather, sp.expert * weight_bytes, place.edp);
       if (l.zero == 3) {
-        st.zero3 = std::max(0.0, ag - st.fwd) + std::max(0.0, ag + rs - st.bwd - st.rec);
+        // Gathers are prefetched one layer ahead, so the first layer's gather waits in each pass; the rest hides
+        // behind the compute of the pass only as far as it is shorter, and slows that compute while it runs.
+        const double first = layers > 0 ? ag / layers : ag;
+        st.zero3 = 2 * first + overlapped(ag - first, st.fwd) + overlapped(ag - first + rs, st.bwd + st.rec);
       } else {
         dp_t = rs;
         dp_bucket = coll(Collective::reducescatter, std::min(bucket, g_dense), place.dp);
@@ -442,8 +458,8 @@ StepEstimate estimate_step(const EstimateInputs& in) {
     }
     double exposed = 0;
     if (in.time.dp_overlap) {
-      exposed = std::min(dp_t, dp_bucket + std::max(0.0, dp_t - (st.bwd + st.rec))) +
-                std::min(ag_t, ag_bucket + std::max(0.0, ag_t - st.fwd));
+      exposed = std::min(dp_t, dp_bucket + overlapped(dp_t - dp_bucket, st.bwd + st.rec)) +
+                std::min(ag_t, ag_bucket + overlapped(ag_t - ag_bucket, st.fwd));
     } else {
       exposed = dp_t + ag_t;
     }
