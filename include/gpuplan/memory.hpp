@@ -126,6 +126,8 @@ Layout resolve_layout(const MemoryInputs& inputs);
 
 // The estimate. `explain` records every term with its source (slower; off in searches).
 MemoryReport estimate_memory(const MemoryInputs& inputs, bool explain = false);
+// The same with `layout` already returned by resolve_layout(inputs), for callers that resolved it themselves.
+MemoryReport estimate_memory(const MemoryInputs& inputs, const Layout& layout, bool explain);
 
 // A single change that makes the job fit, with its new per-GPU total and its cost.
 struct Suggestion {

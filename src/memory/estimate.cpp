@@ -52,7 +52,10 @@ void prepare_inputs(MemoryInputs& in) {
 }
 
 MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
-  const Layout l = resolve_layout(in);
+  return estimate_memory(in, resolve_layout(in), explain);
+}
+
+MemoryReport estimate_memory(const MemoryInputs& in, const Layout& l, bool explain) {
   const TrainingConfig& tr = in.training;
   const ModelConfig* model = in.model ? &*in.model : nullptr;
   ParamCounts counts;

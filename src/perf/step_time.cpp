@@ -282,7 +282,7 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   const RankPlacement place = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
 
   StepEstimate r;
-  r.memory = estimate_memory(in.memory, false);
+  r.memory = estimate_memory(in.memory, l, false);
   std::optional<PerfConstants> loaded;
   if (!in.perf) loaded = perf_constants(in.gpu);
   const PerfConstants& perf = in.perf ? *in.perf : *loaded;
