@@ -49,15 +49,7 @@ Evaluator::Evaluator(const PlanInputs& inputs) : in_(inputs) {
 void Evaluator::prepare(Shape& s) const {
   MemoryInputs mi = in_.base;
   Layout& l = mi.layout;
-  l.gpus = s.gpus;
-  l.tp = s.tp;
-  l.cp = s.cp;
-  l.pp = s.pp;
-  l.vpp = s.vpp;
-  l.ep = s.ep;
-  l.etp = s.etp;
-  l.dp = s.dp;
-  l.first_stage_layers = l.last_stage_layers = -1;
+  l = shape_layout(s);
   const auto stages = memory::stage_params(mi, l, &counts_);
   s.rep.clear();
   s.rep_index.clear();
@@ -287,7 +279,7 @@ double Evaluator::score(const Shape& s, double step_s) const {
   return step_s;
 }
 
-Layout Evaluator::layout_of(const Shape& s, const Variant& v) const {
+Layout Evaluator::shape_layout(const Shape& s) const {
   Layout l = in_.base.layout;
   l.gpus = s.gpus;
   l.tp = s.tp;
@@ -297,6 +289,12 @@ Layout Evaluator::layout_of(const Shape& s, const Variant& v) const {
   l.ep = s.ep;
   l.etp = s.etp;
   l.dp = s.dp;
+  l.first_stage_layers = l.last_stage_layers = -1;
+  return l;
+}
+
+Layout Evaluator::layout_of(const Shape& s, const Variant& v) const {
+  Layout l = shape_layout(s);
   l.sequence_parallel = v.sp && s.tp > 1;
   l.zero = v.zero;
   l.recompute = v.recompute;

@@ -85,6 +85,8 @@ class Evaluator {
   double cost_per_mtokens(const Shape& shape, double step_s) const;   // dollars (0 without a price)
 
   Layout layout_of(const Shape& shape, const Variant& v) const;
+  // The parallel degrees of a shape on the base layout (no variant applied yet).
+  Layout shape_layout(const Shape& shape) const;
   std::int64_t microbatches(const Shape& shape, std::int64_t micro_batch) const {
     return in_.base.training.global_batch / (micro_batch * shape.dp);
   }
