@@ -18,6 +18,7 @@ demo: build
 	./$(BUILD)/gpuplan memory --model llama-3.1-70b --gpu h100-sxm-80gb --gpus 64 --tp 8 --pp 4 \
 	  --seq-len 8192 --micro-batch 1 --global-batch 512 --precision bf16 --zero 1 --sequence-parallel \
 	  --recompute selective --attention flash
+	./$(BUILD)/gpuplan plan --model llama-3.1-70b --system dgx-h100 --nodes 8 --seq-len 8192 --global-batch 512 --top 1
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
