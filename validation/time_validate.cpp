@@ -14,6 +14,7 @@
 
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/model_io.hpp"
+#include "gpuplan/text_file.hpp"
 
 using namespace gpuplan;
 
@@ -147,11 +148,20 @@ struct Param {
   double lo, hi;
 };
 
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+// The fields of each data line of a published-runs CSV (comment lines and the "model,..." header skipped).
+std::vector<std::vector<std::string>> csv_records(const std::string& path) {
+  std::vector<std::vector<std::string>> records;
+  std::istringstream in(read_text_file(path, "validation data"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0) continue;
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    std::string field;
+    while (std::getline(ss, field, ',')) fields.push_back(field);
+    records.push_back(std::move(fields));
+  }
+  return records;
 }
 
 }  // namespace
@@ -176,12 +186,12 @@ int main(int argc, char** argv) {
     std::vector<NcclTestsLog> logs;
     for (int g = 2; g <= 8; ++g) {
       const std::string name = fmt::format("tests/data/nccl-tests/a100-8gpu-allreduce/AR_GPU{}_1M_1024M_LUT.csv", g);
-      logs.push_back(parse_nccl_tests(read(repo + "/" + name), name));
+      logs.push_back(parse_nccl_tests(read_text_file(repo + "/" + name, "validation data"), name));
     }
     std::ofstream(comm_calib_path) << comm_calibration_json(calibrate_comm(logs, node.system.gpus_per_node)) << "\n";
   }
   Fabric fabric_cal = fabric;
-  apply_comm_overrides(fabric_cal, read(comm_calib_path), "validation/data/a100-vtrain-comm-calibration.json");
+  apply_comm_overrides(fabric_cal, read_text_file(comm_calib_path, "validation data"), "validation/data/a100-vtrain-comm-calibration.json");
 
   std::vector<Row> rows = read_vtrain(repo + "/validation/data/a100-megatron-single-node-steps.csv");
   std::vector<EstimateInputs> inputs, inputs_cal;
@@ -250,7 +260,7 @@ int main(int argc, char** argv) {
                                     {"source", "fitted to VIA-Research/vTrain data/ground_truth_single.csv (A100, Megatron-DeepSpeed)"}};
     std::ofstream(calib_path) << j.dump(2) << "\n";
   }
-  const PerfConstants cal = perf_constants(gpu, {{calib_path, read(calib_path)}});
+  const PerfConstants cal = perf_constants(gpu, {{calib_path, read_text_file(calib_path, "validation data")}});
   predict(rows, inputs_cal, cal);
   const Stats calst = stats(rows);
 
@@ -263,14 +273,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Pub> pubs;
   {
-    std::ifstream f(repo + "/validation/data/narayanan-sc21-table1.csv");
-    std::string line;
-    while (std::getline(f, line)) {
-      if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0) continue;
-      std::vector<std::string> c;
-      std::stringstream ss(line);
-      std::string x;
-      while (std::getline(ss, x, ',')) c.push_back(x);
+    for (const auto& c : csv_records(repo + "/validation/data/narayanan-sc21-table1.csv")) {
       pubs.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]),
                       std::stoi(c[6]), c[7] == "torch", std::stod(c[8])});
     }
@@ -319,14 +322,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Kor> kors;
   {
-    std::ifstream f(repo + "/validation/data/korthikanti-2022-table5.csv");
-    std::string line;
-    while (std::getline(f, line)) {
-      if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0) continue;
-      std::vector<std::string> c;
-      std::stringstream ss(line);
-      std::string x;
-      while (std::getline(ss, x, ',')) c.push_back(x);
+    for (const auto& c : csv_records(repo + "/validation/data/korthikanti-2022-table5.csv")) {
       kors.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]),
                       std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10] == "selective",
                       std::stod(c[11])});
