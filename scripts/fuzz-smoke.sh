@@ -40,7 +40,8 @@ for t in "${targets[@]}"; do
   mkdir -p "$BUILD/corpus/$t"
   echo "== $t: ${SECONDS_PER_TARGET}s"
   start=$(date +%s)
-  if ! "$BUILD/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+  # A fixed seed makes the smoke run repeatable (CI must not turn red by chance); FUZZ_SEED=0 for a random one.
+  if ! "$BUILD/$t" -seed="${FUZZ_SEED:-1}" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "$BUILD/corpus/$t" >"$BUILD/$t.log" 2>&1; then
     echo "fuzz-smoke: $t FAILED after $(( $(date +%s) - start ))s; see $BUILD/$t.log and $BUILD/artifacts/" >&2
     grep -E 'ERROR|SUMMARY|runtime error|terminate|what\(\)' "$BUILD/$t.log" | head -20 >&2 || true

@@ -53,6 +53,14 @@ TEST(HfConfigErrors, MalformedJson) {
   EXPECT_FALSE(error_of([] { model_from_hf_config("[1, 2]", "config.json"); }).empty());
   // A number beyond double range is a JSON range error, not a parse error (found by the fuzzer).
   EXPECT_TRUE(contains(error_of([] { model_from_hf_config("{\"hidden_size\": 1e405}", "c.json"); }), "malformed JSON"));
+  // A float beyond int64 where an integer belongs is an input error, not undefined behaviour (found by the fuzzer).
+  EXPECT_TRUE(contains(error_of([] {
+                         model_from_hf_config(R"({"model_type": "qwen2", "vocab_size": 1.52e53, "hidden_size": 896,
+                                                 "intermediate_size": 4864, "num_hidden_layers": 24,
+                                                 "num_attention_heads": 14, "num_key_value_heads": 2})",
+                                              "c.json");
+                       }),
+                       "vocab_size"));
 }
 
 TEST(HfConfigErrors, WrongTypes) {

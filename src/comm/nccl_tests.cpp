@@ -185,7 +185,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, std::string_view origin_vie
       // "#  Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA A100-SXM4-80GB"
       if (toks.size() >= 2 && lower(toks[0]) == "rank") {
         double r;
-        if (parse_int(toks[1], r)) rank_ids.insert(static_cast<int>(r));
+        if (parse_int(toks[1], r) && r < 1e9) rank_ids.insert(static_cast<int>(r));
         for (std::size_t i = 0; i + 1 < toks.size(); ++i)
           if (toks[i] == "on") hosts.insert(toks[i + 1]);
         continue;
@@ -193,7 +193,7 @@ NcclTestsLog parse_nccl_tests(std::string_view text, std::string_view origin_vie
       // "# nThread 1 nGpus 8 minBytes ..."
       for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
         double v;
-        if (lower(toks[i]) == "ngpus" && parse_int(toks[i + 1], v)) ngpus_header = static_cast<int>(v);
+        if (lower(toks[i]) == "ngpus" && parse_int(toks[i + 1], v) && v < 1e9) ngpus_header = static_cast<int>(v);
       }
       // Column header: "size count type redop root time algbw busbw #wrong time algbw busbw #wrong".
       if (!toks.empty() && lower(toks[0]) == "size") {

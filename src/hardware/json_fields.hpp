@@ -92,7 +92,7 @@ class Entry {
       b = v->get<bytes_t>();
     } else if (v->is_number_float()) {
       const double d = v->get<double>();
-      if (!std::isfinite(d) || d != std::floor(d) || d > 9e18) throw InputError(field(key), v->dump(), accepted);
+      if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9e18) throw InputError(field(key), v->dump(), accepted);
       b = static_cast<bytes_t>(d);
     } else if (v->is_string()) {
       b = parse_bytes(v->get<std::string>(), field(key));

@@ -1,4 +1,6 @@
 // Reads a Hugging Face config.json into a ModelConfig: dispatch on model_type and the typed key reader.
+#include <cmath>
+#include <cstdint>
 #include <fmt/core.h>
 
 #include <map>
@@ -31,10 +33,14 @@ std::optional<std::int64_t> HfConfigReader::find_int(std::initializer_list<const
     const nlohmann::json* v = get(key);
     if (v == nullptr) continue;
     // Some exporters write integral sizes as 4096.0; anything fractional is a mistake.
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      throw InputError(field(key), v->dump(), "an integer below 2^63");
     if (v->is_number_integer()) return v->get<std::int64_t>();
     if (v->is_number_float()) {
       const double d = v->get<double>();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+      // Range first: converting a double beyond int64 is undefined behaviour (found by the fuzzer).
+      if (std::fabs(d) < 9.2e18 && d == static_cast<double>(static_cast<std::int64_t>(d)))
+        return static_cast<std::int64_t>(d);
     }
     throw InputError(field(key), v->dump(), "an integer");
   }
