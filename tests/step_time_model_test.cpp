@@ -91,6 +91,55 @@ TEST(StepTime, KorthikantiTable5WithinTenPercent) {
   }
 }
 
+TEST(StepTime, DgxCloudH100WithinTenPercent) {
+  // NVIDIA DGX Cloud Benchmarking recipes (GSW 25.02, NeMo 24.12), H100 SXM BF16, step time in seconds
+  // (validation/data/dgxc-h100-bf16.csv): sequence parallelism, distributed optimizer, no recomputation, TP overlap.
+  struct Case { const char* model; int gpus, seq, gbs, tp, pp, cp, vpp; double seconds; };
+  const Case cases[] = {{"gpt3-175b", 128, 2048, 256, 4, 8, 1, 12, 8.309},
+                        {"llama-3.1-8b", 8, 8192, 128, 1, 1, 2, 1, 12.78},
+                        {"llama-3.1-70b", 64, 8192, 128, 4, 4, 2, 5, 14.61},
+                        {"llama-3.1-405b", 576, 8192, 252, 8, 9, 2, 7, 17.50}};
+  for (const auto& c : cases) {
+    EstimateInputs in;
+    in.memory.model = model_from_catalog(c.model);
+    in.memory.training.seq_len = c.seq;
+    in.memory.training.global_batch = c.gbs;
+    in.memory.layout = Layout{};
+    in.memory.layout.gpus = c.gpus;
+    in.memory.layout.tp = c.tp;
+    in.memory.layout.pp = c.pp;
+    in.memory.layout.cp = c.cp;
+    in.memory.layout.vpp = c.vpp;
+    in.memory.layout.schedule = c.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
+    in.memory.layout.sequence_parallel = c.tp > 1;
+    in.memory.layout.zero = 1;
+    in.memory.overheads = default_overheads();
+    const Cluster cl = make_cluster("dgx-h100", c.gpus / 8);
+    in.gpu = cl.gpu;
+    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
+    in.fabric = fabric_from_cluster(cl);
+    in.time.tp_overlap = true;
+    prepare_estimate(in);
+    EXPECT_NEAR(estimate_step(in).step_s, c.seconds, 0.10 * c.seconds) << c.model;
+  }
+}
+
+TEST(StepTime, WeightGradientsAccumulateIntoTheMainGradient) {
+  // Megatron-LM's gradient-accumulation fusion: each weight-gradient GEMM reads and writes the fp32 main gradient.
+  // Half-precision gradients halve that traffic: the backward pass gets cheaper, the forward pass does not change.
+  EstimateInputs fp32 = gpt("megatron-gpt-1.7b", 8, 1, 1, 1, 8, 1);
+  EstimateInputs bf16 = fp32;
+  bf16.memory.training.grad_dtype = DType::bf16;
+  const StepEstimate a = estimate_step(fp32), b = estimate_step(bf16);
+  auto part = [](const StepEstimate& e, std::string_view n) {
+    for (const auto& t : e.breakdown)
+      if (t.name == n) return t.seconds;
+    return -1.0;
+  };
+  EXPECT_EQ(part(a, "forward"), part(b, "forward"));
+  EXPECT_GT(part(a, "backward"), part(b, "backward"));
+}
+
 TEST(StepTime, OverlappedCommunicationIsNotFree) {
   auto part = [](const StepEstimate& e, const std::string& n) {
     for (const auto& [name, t] : e.breakdown)

@@ -373,6 +373,54 @@ int main(int argc, char** argv) {
   kor_mape_u /= static_cast<double>(kors.size());
   kor_mape_c /= static_cast<double>(kors.size());
 
+  // Published H100 runs: NVIDIA DGX Cloud Benchmarking recipes (NeMo / Megatron-Core), step time in seconds.
+  struct Dgxc {
+    std::string model, release;
+    int gpus, seq, gbs, mbs, tp, pp, cp, vpp;
+    std::string recompute, tp_overlap;
+    double seconds, pred = 0;
+    double memory_gb = 0, capacity_gb = 0;
+  };
+  std::vector<Dgxc> dgxcs;
+  for (const auto& c : csv_records(repo + "/validation/data/dgxc-h100-bf16.csv"))
+    dgxcs.push_back({c[0], c[1], std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]),
+                     std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10], c[11], std::stod(c[12])});
+  double dgxc_mape = 0;
+  for (auto& d : dgxcs) {
+    EstimateInputs in;
+    in.memory.model = model_from_catalog(d.model);
+    in.memory.training.seq_len = d.seq;
+    in.memory.training.micro_batch = d.mbs;
+    in.memory.training.global_batch = d.gbs;
+    in.memory.training.precision = Precision::bf16;
+    in.memory.layout.gpus = d.gpus;
+    in.memory.layout.tp = d.tp;
+    in.memory.layout.pp = d.pp;
+    in.memory.layout.cp = d.cp;
+    in.memory.layout.vpp = d.vpp;
+    in.memory.layout.schedule = d.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
+    in.memory.layout.sequence_parallel = d.tp > 1;
+    in.memory.layout.zero = 1;  // distributed optimizer
+    // Unknown settings (empty fields) take NeMo's launcher defaults: no recomputation, TP overlap on.
+    in.memory.layout.recompute = d.recompute == "full" ? Recompute::full
+                                 : d.recompute == "selective" ? Recompute::selective : Recompute::none;
+    in.memory.layout.attention = Attention::flash;
+    in.memory.overheads = default_overheads();
+    const Cluster cl = make_cluster(catalog, "dgx-h100", (d.gpus + 7) / 8);
+    in.gpu = cl.gpu;
+    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
+    in.fabric = fabric_from_cluster(cl);
+    in.time.tp_overlap = d.tp_overlap != "off";
+    in.time.dp_overlap = true;
+    prepare_estimate(in);
+    const StepEstimate e = estimate_step(in);
+    d.pred = e.step_s;
+    d.memory_gb = static_cast<double>(e.memory.worst().total) / 1e9;
+    d.capacity_gb = static_cast<double>(e.memory.capacity_bytes) / 1e9;
+    dgxc_mape += std::abs(d.pred - d.seconds) / d.seconds;
+  }
+  dgxc_mape /= static_cast<double>(dgxcs.size());
+
   std::string md;
   md += "# Step-time validation\n\nRegenerate with `validation/run_time_validation.sh` (add `--fit` to refit the calibration).\n";
   md += "Predictions use `estimate_step` with the communication model of src/comm as built.\n\n";
@@ -386,7 +434,8 @@ int main(int argc, char** argv) {
   md += fmt::format("| Narayanan SC'21 Table 1 | {} | data/perf.json (published) | {:.1f}% | | | | | |\n", pubs.size(), 100 * pub_mape_u);
   md += fmt::format("| Narayanan SC'21 Table 1 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n", pubs.size(), 100 * pub_mape_c);
   md += fmt::format("| Korthikanti et al. 2022 Table 5 | {} | data/perf.json (published) | {:.1f}% | | | | | |\n", kors.size(), 100 * kor_mape_u);
-  md += fmt::format("| Korthikanti et al. 2022 Table 5 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n\n", kors.size(), 100 * kor_mape_c);
+  md += fmt::format("| Korthikanti et al. 2022 Table 5 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n", kors.size(), 100 * kor_mape_c);
+  md += fmt::format("| NVIDIA DGX Cloud benchmarks, H100 BF16 | {} | data/perf.json (published) | {:.1f}% | | | | | |\n\n", dgxcs.size(), 100 * dgxc_mape);
   auto by = [&](const char* what, auto key) {
     std::map<int, std::pair<std::vector<Row>, std::vector<Row>>> g;
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -424,6 +473,17 @@ int main(int argc, char** argv) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.2f} | {:+.1f}% |\n", k.model, k.gpus, k.tp, k.pp, k.vpp,
                       k.mbs, k.gbs, k.selective ? "selective + SP" : "full", k.seconds, k.pred_uncal,
                       100 * (k.pred_uncal - k.seconds) / k.seconds, k.pred_cal, 100 * (k.pred_cal - k.seconds) / k.seconds);
+  md += "\n## NVIDIA DGX Cloud Benchmarking recipes (H100 SXM 80GB, BF16, NeMo), step time in seconds\n\n";
+  md += "Held out, never fitted (the calibration is A100-only). Source and recipe settings: validation/data/dgxc-h100-bf16.csv. "
+        "All runs: sequence parallelism with TP, distributed optimizer, flash attention, overlapped gradient reduction. "
+        "Recompute and TP overlap marked (assumed) are not published for the Llama 3.1 runs; NeMo's launcher defaults are "
+        "used (none, on). The memory column is gpuplan's worst-stage estimate against the usable memory.\n\n";
+  md += "| model | release | GPUs | seq | global batch | tp | pp | cp | vpp | recompute | TP overlap | measured | predicted | error | memory (GB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& d : dgxcs)
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.1f} of {:.1f} |\n", d.model, d.release,
+                      d.gpus, d.seq, d.gbs, d.tp, d.pp, d.cp, d.vpp, d.recompute.empty() ? "none (assumed)" : d.recompute,
+                      d.tp_overlap.empty() ? "on (assumed)" : d.tp_overlap, d.seconds, d.pred, 100 * (d.pred - d.seconds) / d.seconds,
+                      d.memory_gb, d.capacity_gb);
   md += "\n## vTrain A100 single node: every configuration (iteration time, ms)\n\n";
   md += "| GPUs | global batch | micro batch | hidden | layers | tp | dp | pp | measured | predicted (published) | error | predicted (calibrated) | error |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -438,5 +498,6 @@ int main(int argc, char** argv) {
   fmt::print("Narayanan Table 1: published MAPE {:.1f}%, calibrated {:.1f}%\n", 100 * pub_mape_u, 100 * pub_mape_c);
   for (const auto& p : pubs) fmt::print("  {} measured {} pred {:.1f} / {:.1f}\n", p.model, p.tflops, p.pred_uncal, p.pred_cal);
   fmt::print("Korthikanti Table 5: published MAPE {:.1f}%, calibrated {:.1f}%\n", 100 * kor_mape_u, 100 * kor_mape_c);
+  fmt::print("DGX Cloud H100 BF16: published MAPE {:.1f}%\n", 100 * dgxc_mape);
   return 0;
 }

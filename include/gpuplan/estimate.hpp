@@ -61,10 +61,19 @@ struct EstimateInputs {
 // Fills the cached parts (parameter counts, FLOPs per token, perf constants) so repeated evaluations are lean.
 void prepare_estimate(EstimateInputs& in);
 
+// One term of the step time: exposed seconds on the critical path. Names are fixed literals ("forward",
+// "tp_comm", ...), the same terms in the same order for every estimate.
+struct TimeTerm {
+  std::string_view name;
+  double seconds = 0;
+  bool operator==(const TimeTerm&) const = default;
+};
+inline constexpr std::size_t kTimeTerms = 15;
+
 struct StepEstimate {
   MemoryReport memory;
   double step_s = 0;
-  std::vector<std::pair<std::string, double>> breakdown;  // name -> seconds (exposed time on the critical path)
+  std::array<TimeTerm, kTimeTerms> breakdown;  // sums to step_s
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;
   double model_tflops_per_gpu = 0;       // model FLOPs (no recompute) per GPU per second / 1e12

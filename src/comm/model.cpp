@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -60,41 +61,43 @@ enum Algo { aRing, aTree, aNvls, aNvlsTree, aHier, aP2P, aLocal };
 const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
 
 struct Candidate {
-  Algo algo = aRing;
-  int proto = kSimple;
-  double time_s = std::numeric_limits<double>::infinity();
-  double latency_s = 0;
-  bool calibrated = false;
+  Algo algo;
+  int proto;
+  double time_s;
+  double latency_s;
+  bool calibrated;
 };
 
-// The candidates of one collective (at most a dozen): kept inline, so pricing a collective allocates nothing.
+// The candidates of one collective (at most a dozen), kept inline so pricing a collective allocates nothing.
+// With `best_only` only the fastest is kept (the first of equals, as the stable order of the full list has it).
 class Candidates {
  public:
-  void push_back(const Candidate& c) {
-    if (n_ < v_.size()) v_[n_++] = c;
+  explicit Candidates(bool best_only) : best_only_(best_only) {}
+  void push(Algo algo, int proto, double latency_s, double time_s) {
+    const Candidate c{algo, proto, time_s, latency_s, false};
+    if (best_only_) {
+      if (n_ == 0 || c.time_s < v_[0].time_s) v_[0] = c;
+      n_ = 1;
+    } else if (n_ < kCapacity) {
+      v_[n_++] = c;
+    }
   }
-  Candidate* begin() { return v_.data(); }
-  Candidate* end() { return v_.data() + n_; }
-  const Candidate* begin() const { return v_.data(); }
-  const Candidate* end() const { return v_.data() + n_; }
+  Candidate* begin() { return v_; }
+  Candidate* end() { return v_ + n_; }
   std::size_t size() const { return n_; }
   Candidate& front() { return v_[0]; }
   const Candidate& front() const { return v_[0]; }
   const Candidate& operator[](std::size_t i) const { return v_[i]; }
 
  private:
-  std::array<Candidate, 16> v_;
+  static constexpr std::size_t kCapacity = 16;
+  Candidate v_[kCapacity];  // left uninitialized: only the first n_ are ever read
   std::size_t n_ = 0;
+  bool best_only_;
 };
 
-int log2i(std::int64_t v) {
-  int r = 0;
-  while (v > 1) {
-    v >>= 1;
-    ++r;
-  }
-  return r;
-}
+// floor(log2(v)) for v >= 1; 0 below.
+int log2i(std::int64_t v) { return v > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(v))) - 1 : 0; }
 
 // Everything about the placement the algorithms need.
 struct Setup {
@@ -201,12 +204,8 @@ void ring(const Setup& s, Candidates& out) {
     double b = bus;
     if (p == kLL) b = std::min(s.A->ll_max_GBps[s.cls], C.ll_fraction * bus);
     if (p == kLL128) b = std::min(C.ll128_fraction * bus, nch * s.A->per_channel_ring_ll128_GBps);
-    Candidate c;
-    c.algo = aRing;
-    c.proto = p;
-    c.latency_s = lat * 1e-6;
-    c.time_s = c.latency_s + s.S * s.factor / gbps(b);
-    out.push_back(c);
+    const double latency_s = lat * 1e-6;
+    out.push(aRing, p, latency_s, latency_s + s.S * s.factor / gbps(b));
   }
 }
 
@@ -242,12 +241,8 @@ void tree(const Setup& s, Candidates& out) {
                    nch * s.A->per_channel_tree_ll128_GBps[s.cls]);
     b *= tree_correction(s, p);
     const double algbw = 0.5 * b;
-    Candidate c;
-    c.algo = aTree;
-    c.proto = p;
-    c.latency_s = lat * 1e-6;
-    c.time_s = c.latency_s + s.S / gbps(algbw);
-    out.push_back(c);
+    const double latency_s = lat * 1e-6;
+    out.push(aTree, p, latency_s, latency_s + s.S / gbps(algbw));
   }
 }
 
@@ -270,12 +265,8 @@ void nvls(const Fabric& f, const Setup& s, Candidates& out) {
   if (!nvls_capable(f, s)) return;
   const auto& C = *s.C;
   if (s.k == 1) {
-    Candidate c;
-    c.algo = aNvls;
-    c.proto = kSimple;
-    c.latency_s = (C.base_latency_us[kNvls][kSimple] + C.hw_latency_nvlink_us[kNvls][kSimple]) * 1e-6;
-    c.time_s = c.latency_s + s.S * s.factor / gbps(nvls_bus(s));
-    out.push_back(c);
+    const double latency_s = (C.base_latency_us[kNvls][kSimple] + C.hw_latency_nvlink_us[kNvls][kSimple]) * 1e-6;
+    out.push(aNvls, kSimple, latency_s, latency_s + s.S * s.factor / gbps(nvls_bus(s)));
     return;
   }
   if (s.coll != Collective::allreduce) return;
@@ -283,13 +274,9 @@ void nvls(const Fabric& f, const Setup& s, Candidates& out) {
   if (!(cap > 0)) return;
   const double bus = std::min({nvls_bus(s), 2.0 * static_cast<double>(s.rpn) * s.net_rank, cap});
   const double inter_lat = C.hw_latency_net_us[kNvlsTree][kSimple] + 2 * C.latency_inter_us;
-  Candidate c;
-  c.algo = aNvlsTree;
-  c.proto = kSimple;
-  c.latency_s = (C.base_latency_us[kNvlsTree][kSimple] + C.hw_latency_nvlink_us[kNvlsTree][kSimple] +
+  const double latency_s = (C.base_latency_us[kNvlsTree][kSimple] + C.hw_latency_nvlink_us[kNvlsTree][kSimple] +
                  2.0 * log2i(s.k) * inter_lat) * 1e-6;
-  c.time_s = c.latency_s + s.S * s.factor / gbps(bus);
-  out.push_back(c);
+  out.push(aNvlsTree, kSimple, latency_s, latency_s + s.S * s.factor / gbps(bus));
 }
 
 // Hierarchical across nodes: reduce-scatter inside the node, the 1/rpn shard across nodes over each rank's NIC
@@ -314,12 +301,8 @@ void hierarchical(const Fabric& f, const Setup& s, Candidates& out) {
   const double intra_steps = (ar ? 2.0 : 1.0) * (rpn - 1), inter_steps = (ar ? 2.0 : 1.0) * (k - 1);
   const double lat = C.base_latency_us[kRing][kSimple] + intra_steps * (*s.intra_hw)[kRing][kSimple] +
                      inter_steps * (C.hw_latency_net_us[kRing][kSimple] + 2 * C.latency_inter_us);
-  Candidate c;
-  c.algo = aHier;
-  c.proto = kSimple;
-  c.latency_s = lat * 1e-6;
-  c.time_s = c.latency_s + std::max(t_intra, t_net);
-  out.push_back(c);
+  const double latency_s = lat * 1e-6;
+  out.push(aHier, kSimple, latency_s, latency_s + std::max(t_intra, t_net));
 }
 
 // AllToAll and SendRecv are point-to-point operations in NCCL (no tuning model): all peers at once.
@@ -338,12 +321,8 @@ void p2p(const Setup& s, Candidates& out) {
     lat += s.k > 1 ? C.p2p_net_us : (s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us);
     t = s.S / gbps(s.k > 1 ? std::min(s.net_rank, s.intra_bus) : s.intra_bus);
   }
-  Candidate c;
-  c.algo = aP2P;
-  c.proto = kSimple;
-  c.latency_s = lat * 1e-6;
-  c.time_s = c.latency_s + t;
-  out.push_back(c);
+  const double latency_s = lat * 1e-6;
+  out.push(aP2P, kSimple, latency_s, latency_s + t);
 }
 
 // A calibrated tier replaces the model's bandwidth and/or latency for the fastest candidate.
@@ -366,17 +345,14 @@ void apply_calibration(const Fabric& f, const Setup& s, Candidate& best) {
   best.calibrated = true;
 }
 
-// Every candidate, fastest first (stable); with `best_only` only the fastest is guaranteed in front.
+// Every candidate, fastest first (stable); with `best_only` only the fastest.
 Candidates evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g, Setup* setup_out,
                     bool best_only = false) {
   Setup s = make_setup(f, coll, bytes, g);
   if (setup_out) *setup_out = s;
-  Candidates out;
+  Candidates out(best_only);
   if (s.n <= 1) {
-    Candidate c;
-    c.algo = aLocal;
-    c.time_s = 0;
-    out.push_back(c);
+    out.push(aLocal, kSimple, 0, 0);
     return out;
   }
   if (coll == Collective::alltoall || coll == Collective::sendrecv) {
@@ -387,16 +363,9 @@ Candidates evaluate(const Fabric& f, Collective coll, double bytes, const GroupP
     nvls(f, s, out);
     hierarchical(f, s, out);
   }
-  if (best_only) {
-    Candidate* best = out.begin();  // the first of the fastest, as the stable order puts it
-    for (Candidate* i = out.begin() + 1; i < out.end(); ++i)
-      if (i->time_s < best->time_s) best = i;
-    std::swap(*out.begin(), *best);
-  } else {
-    // Stable insertion sort, fastest first (a dozen candidates; std::stable_sort would allocate a buffer).
-    for (Candidate* i = out.begin() + 1; i < out.end(); ++i)
-      for (Candidate* j = i; j > out.begin() && j->time_s < (j - 1)->time_s; --j) std::swap(*j, *(j - 1));
-  }
+  // Stable insertion sort, fastest first (a dozen candidates; std::stable_sort would allocate a buffer).
+  for (Candidate* i = out.begin() + 1; i < out.end(); ++i)
+    for (Candidate* j = i; j > out.begin() && j->time_s < (j - 1)->time_s; --j) std::swap(*j, *(j - 1));
   apply_calibration(f, s, out.front());
   return out;
 }

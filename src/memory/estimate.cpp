@@ -56,11 +56,16 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
 }
 
 MemoryReport estimate_memory(const MemoryInputs& in, const Layout& l, bool explain) {
-  const TrainingConfig& tr = in.training;
   const ModelConfig* model = in.model ? &*in.model : nullptr;
   ParamCounts counts;
   if (model != nullptr) counts = in.counts ? *in.counts : count_params(*model);
-  const auto stages = memory::stage_params(in, l, model != nullptr ? &counts : nullptr);
+  return memory::estimate_with_stages(in, l, explain, memory::stage_params(in, l, model != nullptr ? &counts : nullptr));
+}
+
+MemoryReport memory::estimate_with_stages(const MemoryInputs& in, const Layout& l, bool explain,
+                                          const std::vector<StageParams>& stages) {
+  const TrainingConfig& tr = in.training;
+  const ModelConfig* model = in.model ? &*in.model : nullptr;
   const memory::StateBytesPerParam sb = memory::state_bytes_per_param(tr, model);
 
   MemoryReport r;
@@ -68,7 +73,9 @@ MemoryReport estimate_memory(const MemoryInputs& in, const Layout& l, bool expla
   r.dp = l.dp;
   r.capacity_bytes = in.capacity_bytes;
   r.activations_known = model != nullptr;
-  r.params_total = model != nullptr ? static_cast<double>(counts.total) : in.params;
+  r.params_total = model == nullptr ? in.params
+                   : in.counts    ? static_cast<double>(in.counts->total)
+                                  : static_cast<double>(count_params(*model).total);
   r.microbatches = tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1;
 
   const double d_dense = static_cast<double>(l.dp * l.cp);   // context-parallel ranks join the sharding group

@@ -23,7 +23,9 @@ struct Machine {
 
 // One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K: a smooth roofline over compute and operand
 // traffic, with the compute side derated by the dense peak fraction and by wave quantization over the SMs.
-double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes) {
+// `out_bytes` is the traffic per output element: a write of elem_bytes, or a read and a write of the fp32 gradient
+// when a weight-gradient GEMM accumulates into it.
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
   const PerfConstants& c = *mc.c;
   const double flops = 2 * m * n * k * batch;
@@ -31,12 +33,15 @@ double gemm_s(const Machine& mc, double m, double n, double k, double batch, dou
   const double waves = std::ceil(tiles / c.sm_count);
   const double wave_util = tiles / (waves * c.sm_count);
   const double tc = flops / (mc.peak * c.gemm_max_efficiency * wave_util);
-  const double tm = elem_bytes * (m * k + k * n + m * n) * batch / (mc.hbm * c.gemm_memory_efficiency);
+  const double tm = (elem_bytes * (m * k + k * n) + out_bytes * m * n) * batch / (mc.hbm * c.gemm_memory_efficiency);
   const double p = c.roofline_sharpness;
   const double t = p == 1   ? tc + tm
                    : p == 2 ? std::sqrt(tc * tc + tm * tm)
                             : std::pow(std::pow(tc, p) + std::pow(tm, p), 1 / p);
   return t + c.kernel_overhead_s;
+}
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes) {
+  return gemm_s(mc, m, n, k, batch, elem_bytes, elem_bytes);
 }
 
 // `kernels` bandwidth-bound kernels moving `bytes` in all.
@@ -99,6 +104,7 @@ struct Shapes {
   double tp = 1;
   double e = 2;           // bytes of an activation element
   double ge = 2;          // bytes of a GEMM operand element (1 under fp8)
+  double acc = 8;         // bytes moved per weight-gradient element: read and write of the (fp32) main gradient
   bool sp = false;
   bool dropout = false;
   bool flash = true;
@@ -133,6 +139,17 @@ Cost attention_core(const Machine& mc, const ModelConfig& m, const Shapes& s) {
   return c;
 }
 
+// A linear layer of `batch` GEMMs, each (m x k) @ (k x n), for one microbatch: the forward GEMM; backward the
+// data-gradient GEMM (m x n) @ (n x k) and the weight-gradient GEMM (k x m) @ (m x n), which Megatron-LM
+// accumulates straight into the fp32 main gradient (gradient-accumulation fusion), reading and writing it.
+Cost linear(const Machine& mc, const Shapes& s, double m, double n, double k, double batch) {
+  Cost c;
+  c.f = gemm_s(mc, m, n, k, batch, s.ge);
+  c.b = gemm_s(mc, m, k, n, batch, s.ge) + gemm_s(mc, k, n, m, batch, s.ge, s.acc);
+  c.gemm_f = c.f;
+  return c;
+}
+
 // One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
 Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, const Shapes& s, bool moe,
                 double ep, double etp) {
@@ -144,13 +161,15 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
   const double attn_params = static_cast<double>(detail::attention_params(m, detail::Biases::exclude));
   const double out_k = heads * v;
   const double in_n = std::max(0.0, attn_params - out_k * h) / h;  // q, k, v (and MLA) projections, as one GEMM
-  double f = gemm_s(mc, T, in_n / tp, h, 1, s.ge) + gemm_s(mc, T, h, out_k / tp, 1, s.ge);
+  Cost c = linear(mc, s, T, in_n / tp, h, 1);
+  c += linear(mc, s, T, h, out_k / tp, 1);
   const bool gated = m.mlp == MlpKind::gated;
   const double up = gated ? 2 : 1;
   double act_elems = 0;  // elements entering the activation function
   if (!moe) {
     const double ffn = static_cast<double>(m.ffn_hidden);
-    f += gemm_s(mc, T, up * ffn / tp, h, 1, s.ge) + gemm_s(mc, T, h, ffn / tp, 1, s.ge);
+    c += linear(mc, s, T, up * ffn / tp, h, 1);
+    c += linear(mc, s, T, h, ffn / tp, 1);
     act_elems += T * ffn / tp;
   } else {
     const double experts = static_cast<double>(m.moe.routed_experts);
@@ -158,19 +177,22 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
     const double ffn = static_cast<double>(m.moe.expert_ffn_hidden);
     const double local = std::max(1.0, experts / ep);
     const double rows = T * topk * ep / experts;  // tokens per local expert, balanced routing
-    f += gemm_s(mc, T, experts, h, 1, s.ge);       // router
-    f += gemm_s(mc, rows, up * ffn / etp, h, local, s.ge) + gemm_s(mc, rows, h, ffn / etp, local, s.ge);
+    c += linear(mc, s, T, experts, h, 1);  // router
+    c += linear(mc, s, rows, up * ffn / etp, h, local);
+    c += linear(mc, s, rows, h, ffn / etp, local);
     act_elems += rows * local * ffn / etp;
     if (m.moe.shared_experts > 0) {
       const double sffn = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
-      f += gemm_s(mc, T, up * sffn / tp, h, 1, s.ge) + gemm_s(mc, T, h, sffn / tp, 1, s.ge);
+      c += linear(mc, s, T, up * sffn / tp, h, 1);
+      c += linear(mc, s, T, h, sffn / tp, 1);
       act_elems += T * sffn / tp;
     }
     // Permute and unpermute of the routed tokens: read and write each copy once.
-    f += mem_s(mc, 2 * 2 * T * topk * h * s.e, 2);
+    const double permute = mem_s(mc, 2 * 2 * T * topk * h * s.e, 2);
+    c.f += permute;
+    c.b += 2 * permute;
   }
   (void)pc;
-  const double gemm_f = f;
   // Memory-bound kernels. Under sequence parallelism norms, dropout and residuals see T / tp tokens.
   const double tn = s.sp ? T / tp : T;
   const double norms = static_cast<double>(m.norms_per_layer);
@@ -185,9 +207,11 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
     bytes += 2 * s.e * T * (heads * static_cast<double>(detail::qk_head_dim(m)) + kv) / tp;
     kernels += 2;
   }
-  f += mem_s(mc, bytes, kernels);
-  // Backward: data and weight gradients of every GEMM (2x), and twice the traffic of each memory-bound kernel.
-  return Cost{f, 2 * f, gemm_f};
+  // Backward: twice the traffic of each memory-bound kernel (its input and output gradients).
+  const double elementwise = mem_s(mc, bytes, kernels);
+  c.f += elementwise;
+  c.b += 2 * elementwise;
+  return c;
 }
 
 // Kernels one decoder layer launches forward (what the host dispatches): GEMMs, the attention core, norms,
@@ -281,12 +305,15 @@ StepEstimate estimate_step(const EstimateInputs& in) {
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
   const RankPlacement place = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
 
+  std::optional<ParamCounts> counted;
+  if (!in.memory.counts) counted = count_params(m);
+  const ParamCounts& pc = in.memory.counts ? *in.memory.counts : *counted;
+  const auto stages = memory::stage_params(in.memory, l, &pc);
   StepEstimate r;
-  r.memory = estimate_memory(in.memory, l, false);
+  r.memory = memory::estimate_with_stages(in.memory, l, false, stages);
   std::optional<PerfConstants> loaded;
   if (!in.perf) loaded = perf_constants(in.gpu);
   const PerfConstants& perf = in.perf ? *in.perf : *loaded;
-  const ParamCounts pc = in.memory.counts ? *in.memory.counts : count_params(m);
   const FlopsPerToken fpt = in.flops ? *in.flops : flops_per_token(m, tr.seq_len);
 
   Machine mc;
@@ -305,6 +332,7 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   s.h = static_cast<double>(m.hidden);
   s.e = memory::activation_element_bytes(tr);
   s.ge = tr.precision == Precision::fp8 ? 1.0 : s.e;
+  s.acc = 2 * (tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype));
   s.sp = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
@@ -327,10 +355,13 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   embed.f = mem_s(mc, 4 * s.tokens * s.h * s.e, 2);
   embed.b = mem_s(mc, vocab_t * width * 4 + s.tokens * s.h * (s.e + 4), 2);
   Cost head;
-  head.f = gemm_s(mc, s.tokens, vocab_t, width, 1, s.ge) + mem_s(mc, 2 * s.tokens * s.h * s.e, 1);
-  // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
-  head.f += mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3);
-  head.b = 2 * (head.f - mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3)) + mem_s(mc, s.tokens * vocab_t * (4 + 4 + s.e), 2);
+  {
+    const Cost out = linear(mc, s, s.tokens, vocab_t, width, 1);
+    const double norm = mem_s(mc, 2 * s.tokens * s.h * s.e, 1);  // the final norm
+    // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
+    head.f = out.f + norm + mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3);
+    head.b = out.b + 2 * norm + mem_s(mc, s.tokens * vocab_t * (4 + 4 + s.e), 2);
+  }
 
   // Communication per layer and microbatch.
   CommMemo coll(in.fabric);
@@ -375,7 +406,6 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   const double cp_b = std::max(0.0, 2 * cp_layer_f - core.b);
 
   // Per pipeline stage, one microbatch.
-  const auto stages = memory::stage_params(in.memory, l, &pc);
   const std::size_t p = stages.size();
   const double mb = static_cast<double>(r.memory.microbatches);
   const double v = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
@@ -513,8 +543,8 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   if (p > 1 && m.tied_embeddings)
     embed_sync = coll(Collective::allreduce, vocab_t * width * grad_bytes, place.pp);
 
-  r.breakdown.reserve(15);
-  auto add = [&](const char* name, double t) { r.breakdown.emplace_back(name, t); };
+  std::size_t term = 0;
+  auto add = [&](std::string_view name, double t) { r.breakdown.at(term++) = TimeTerm{name, t}; };
   add("forward", mb * slowest.fwd);
   add("backward", mb * slowest.bwd);
   add("recompute", mb * slowest.rec);
@@ -532,6 +562,7 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   add("overhead", perf.step_overhead_s);
   double step = 0;
   for (const auto& [name, t] : r.breakdown) step += t;
+  if (term != kTimeTerms) throw std::logic_error("estimate_step: every breakdown term must be filled");
   r.step_s = step;
 
   const double tokens = mb * static_cast<double>(tr.micro_batch) * dp * static_cast<double>(tr.seq_len);

@@ -15,7 +15,7 @@ nlohmann::json estimate_json(const EstimateInputs& in, const StepEstimate& e, bo
   nlohmann::json j;
   j["time"]["step_s"] = e.step_s;
   j["time"]["breakdown"] = nlohmann::json::object();
-  for (const auto& [name, t] : e.breakdown) j["time"]["breakdown"][name] = t;
+  for (const auto& [name, t] : e.breakdown) j["time"]["breakdown"][std::string(name)] = t;
   j["throughput"] = {{"tokens_per_s", e.tokens_per_s},
                      {"tokens_per_s_per_gpu", e.tokens_per_s_per_gpu},
                      {"model_tflops_per_gpu", e.model_tflops_per_gpu},

@@ -132,13 +132,13 @@ std::vector<std::string> why(const Plan& a, const Plan& b) {
   std::vector<std::size_t> order(std::min(ta.size(), tb.size()));
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return std::abs(tb[x].second - ta[x].second) > std::abs(tb[y].second - ta[y].second);
+    return std::abs(tb[x].seconds - ta[x].seconds) > std::abs(tb[y].seconds - ta[y].seconds);
   });
   for (std::size_t i : order) {
-    const double delta = tb[i].second - ta[i].second;
+    const double delta = tb[i].seconds - ta[i].seconds;
     if (std::abs(delta) < 1e-4 * a.time.step_s) continue;
-    out.push_back(fmt::format("{}: {:.3f} s vs {:.3f} s ({:+.3f} s for the runner-up)", ta[i].first, ta[i].second,
-                              tb[i].second, delta));
+    out.push_back(fmt::format("{}: {:.3f} s vs {:.3f} s ({:+.3f} s for the runner-up)", ta[i].name, ta[i].seconds,
+                              tb[i].seconds, delta));
     if (out.size() >= 5) break;
   }
   if (a.memory_bytes != b.memory_bytes)
