@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "comm/constants.hpp"
+#include "comm/group_collective.hpp"
 #include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
 
@@ -55,69 +56,22 @@ double busbw_factor(Collective collective, std::int64_t ranks) {
   return 1.0;
 }
 
+namespace comm {
+
 namespace {
 
-enum Algo { aRing, aTree, aNvls, aNvlsTree, aHier, aP2P, aLocal };
 const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
-
-struct Candidate {
-  Algo algo;
-  int proto;
-  double time_s;
-  double latency_s;
-  bool calibrated;
-};
-
-// The candidates of one collective (at most a dozen), kept inline so pricing a collective allocates nothing.
-// With `best_only` only the fastest is kept (the first of equals, as the stable order of the full list has it).
-class Candidates {
- public:
-  explicit Candidates(bool best_only) : best_only_(best_only) {}
-  void push(Algo algo, int proto, double latency_s, double time_s) {
-    const Candidate c{algo, proto, time_s, latency_s, false};
-    if (best_only_) {
-      if (n_ == 0 || c.time_s < v_[0].time_s) v_[0] = c;
-      n_ = 1;
-    } else if (n_ < kCapacity) {
-      v_[n_++] = c;
-    }
-  }
-  Candidate* begin() { return v_; }
-  Candidate* end() { return v_ + n_; }
-  std::size_t size() const { return n_; }
-  Candidate& front() { return v_[0]; }
-  const Candidate& front() const { return v_[0]; }
-  const Candidate& operator[](std::size_t i) const { return v_[i]; }
-
- private:
-  static constexpr std::size_t kCapacity = 16;
-  Candidate v_[kCapacity];  // left uninitialized: only the first n_ are ever read
-  std::size_t n_ = 0;
-  bool best_only_;
-};
+constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // floor(log2(v)) for v >= 1; 0 below.
 int log2i(std::int64_t v) { return v > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(v))) - 1 : 0; }
 
-// Everything about the placement the algorithms need.
-struct Setup {
-  const CommConstants* C = nullptr;
-  const CommArchConstants* A = nullptr;
-  Collective coll = Collective::allreduce;
-  double S = 0;
-  std::int64_t n = 1, rpn = 1, k = 1, conc = 1;
-  int cls = 0;                    // NCCL per-architecture caps index: 1 node / 2 nodes / 4+ nodes
-  bool intra_nvlink = false;      // the node-local ranks share the NVLink/xGMI domain
-  double intra_bus = 0;           // per-rank ring bandwidth inside the node, GB/s (NCCL-rated)
-  double net_rank = 0;            // per-rank share of the NICs, GB/s
-  double net_rank_packed = 0;     // the same for a packed group alone on its nodes (calibration reference)
-  const AlgoProtoTable* intra_hw = nullptr;
-  double factor = 1;              // nccl-tests busbw factor
-};
-
-void validate(const Fabric& f, double bytes, const GroupPlacement& g) {
+void validate_bytes(double bytes) {
   if (!(bytes >= 0) || !std::isfinite(bytes))
     throw InputError("--size", fmt::format("{}", bytes), "a finite number of bytes >= 0");
+}
+
+void validate_group(const Fabric& f, const GroupPlacement& g) {
   if (g.ranks < 1) throw InputError("--ranks", std::to_string(g.ranks), "a whole number >= 1");
   if (g.ranks_per_node < 1)
     throw InputError("--ranks-per-node", std::to_string(g.ranks_per_node), "a whole number >= 1");
@@ -137,14 +91,13 @@ void validate(const Fabric& f, double bytes, const GroupPlacement& g) {
                                  f.nodes == 1 ? "" : "s", gpn));
 }
 
-Setup make_setup(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g) {
-  validate(f, bytes, g);
+Setup make_setup(const Fabric& f, Collective coll, const GroupPlacement& g) {
+  validate_group(f, g);
   Setup s;
   static const CommConstants* const builtin = builtin_comm_constants().get();  // kept alive by its static owner
   s.C = f.constants ? f.constants.get() : builtin;
   s.A = &s.C->for_sm(f.sm_version);
   s.coll = coll;
-  s.S = bytes;
   const int gpn = std::max(f.gpus_per_node, 1);
   s.n = g.ranks;
   s.rpn = std::min(g.ranks, std::min<std::int64_t>(g.ranks_per_node, gpn));
@@ -175,13 +128,20 @@ Setup make_setup(const Fabric& f, Collective coll, double bytes, const GroupPlac
 
 double gbps(double GBps) { return GBps * 1e9; }
 
+// A term whose time is latency + S x per_byte / bytes_per_s at every size.
+Term linear_term(Algo algo, int proto, double latency_s, double per_byte, double bytes_per_s) {
+  return Term{algo, proto, latency_s, per_byte, bytes_per_s, kNever, latency_s, false};
+}
+
 int channels(const Setup& s, double bus, bool inter) {
   const double rung = inter ? s.A->channel_rung_inter_GBps : s.A->channel_rung_intra_GBps;
-  return s.C->channel_duplication * std::max(1, static_cast<int>(std::floor(bus / rung)));
+  const double ratio = bus / rung;
+  const double whole = ratio > 0 ? std::min(ratio, 1e6) : 0;  // truncation is floor for a positive ratio
+  return s.C->channel_duplication * std::max(1, static_cast<int>(whole));
 }
 
 // Ring: every collective but AllToAll and SendRecv.
-void ring(const Setup& s, Candidates& out) {
+void ring(const Setup& s, GroupCollective& out) {
   const auto& C = *s.C;
   const std::int64_t n = s.n, k = s.k;
   const bool ar = s.coll == Collective::allreduce;
@@ -197,28 +157,31 @@ void ring(const Setup& s, Candidates& out) {
     const double overhead = (p == kSimple ? C.net_overhead_simple_factor : 1.0) * C.net_overhead_intel_us;
     if (k > 1) intra_lat = std::max(intra_lat, overhead);
     const double inter_lat = C.hw_latency_net_us[kRing][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
-    double lat = C.base_latency_us[kRing][p] + static_cast<double>(nsteps - ninter) * intra_lat +
-                 static_cast<double>(ninter) * inter_lat;
-    if (ar && k > 1 && p == kSimple && s.S / (static_cast<double>(nch) * static_cast<double>(n)) >= 64)
-      lat *= s.A->min_sm >= 80 ? C.ring_simple_multinode_factor : C.ring_simple_multinode_factor_pre_ampere;
+    const double lat = C.base_latency_us[kRing][p] + static_cast<double>(nsteps - ninter) * intra_lat +
+                       static_cast<double>(ninter) * inter_lat;
     double b = bus;
     if (p == kLL) b = std::min(s.A->ll_max_GBps[s.cls], C.ll_fraction * bus);
     if (p == kLL128) b = std::min(C.ll128_fraction * bus, nch * s.A->per_channel_ring_ll128_GBps);
-    const double latency_s = lat * 1e-6;
-    out.push(aRing, p, latency_s, latency_s + s.S * s.factor / gbps(b));
+    Term t = linear_term(aRing, p, lat * 1e-6, s.factor, gbps(b));
+    if (ar && k > 1 && p == kSimple) {  // NCCL: from 64 bytes per channel and rank on
+      t.large_from_bytes = 64.0 * static_cast<double>(nch) * static_cast<double>(n);
+      t.large_latency_s =
+          lat * (s.A->min_sm >= 80 ? C.ring_simple_multinode_factor : C.ring_simple_multinode_factor_pre_ampere) * 1e-6;
+    }
+    out.add(t);
   }
 }
 
-double tree_correction(const Setup& s, int p) {
-  const auto& t = s.C->tree_correction[p];
-  const double units = std::floor(s.S / 64.0);
+double tree_correction(const CommConstants& C, double bytes, int p) {
+  const auto& t = C.tree_correction[static_cast<std::size_t>(p)];
+  const double units = std::floor(bytes / 64.0);
   if (units < 1) return t.front();
   const int idx = log2i(static_cast<std::int64_t>(units));
-  return idx < static_cast<int>(t.size()) ? t[idx] : 1.0;
+  return idx < static_cast<int>(t.size()) ? t[static_cast<std::size_t>(idx)] : 1.0;
 }
 
 // NCCL Tree AllReduce: a chain inside each node, a double binary tree across nodes. algbw = busBw / 2.
-void tree(const Setup& s, Candidates& out) {
+void tree(const Setup& s, GroupCollective& out) {
   if (s.coll != Collective::allreduce) return;
   const auto& C = *s.C;
   double bus = s.intra_bus;
@@ -239,10 +202,9 @@ void tree(const Setup& s, Candidates& out) {
     if (p == kLL128)
       b = std::min(bus * (s.k == 1 ? C.tree_ll128_one_node : C.tree_ll128_multi_node),
                    nch * s.A->per_channel_tree_ll128_GBps[s.cls]);
-    b *= tree_correction(s, p);
-    const double algbw = 0.5 * b;
-    const double latency_s = lat * 1e-6;
-    out.push(aTree, p, latency_s, latency_s + s.S / gbps(algbw));
+    Term t = linear_term(aTree, p, lat * 1e-6, 1.0, gbps(0.5 * b));  // algbw = half the (corrected) bus rate
+    t.tree_corrected = true;
+    out.add(t);
   }
 }
 
@@ -252,7 +214,7 @@ bool nvls_capable(const Fabric& f, const Setup& s) {
           s.coll == Collective::reducescatter);
 }
 
-// NVLS bus bandwidth inside the node (nccl-tests busbw), NCCL's formula.
+// NVLS bus bandwidth inside one node of `rpn` ranks (nccl-tests busbw), NCCL's formula.
 double nvls_bus(const Setup& s) {
   const double nch = s.C->nvls_channels;
   const double bw = s.intra_bus * s.A->nvls_efficiency * (nch - 1) / nch;
@@ -261,12 +223,12 @@ double nvls_bus(const Setup& s) {
 }
 
 // NVLink SHARP inside one node; NVLSTree (NVLS inside, trees across) for AllReduce over several nodes.
-void nvls(const Fabric& f, const Setup& s, Candidates& out) {
+void nvls(const Fabric& f, const Setup& s, GroupCollective& out) {
   if (!nvls_capable(f, s)) return;
   const auto& C = *s.C;
   if (s.k == 1) {
     const double latency_s = (C.base_latency_us[kNvls][kSimple] + C.hw_latency_nvlink_us[kNvls][kSimple]) * 1e-6;
-    out.push(aNvls, kSimple, latency_s, latency_s + s.S * s.factor / gbps(nvls_bus(s)));
+    out.add(linear_term(aNvls, kSimple, latency_s, s.factor, gbps(nvls_bus(s))));
     return;
   }
   if (s.coll != Collective::allreduce) return;
@@ -275,13 +237,13 @@ void nvls(const Fabric& f, const Setup& s, Candidates& out) {
   const double bus = std::min({nvls_bus(s), 2.0 * static_cast<double>(s.rpn) * s.net_rank, cap});
   const double inter_lat = C.hw_latency_net_us[kNvlsTree][kSimple] + 2 * C.latency_inter_us;
   const double latency_s = (C.base_latency_us[kNvlsTree][kSimple] + C.hw_latency_nvlink_us[kNvlsTree][kSimple] +
-                 2.0 * log2i(s.k) * inter_lat) * 1e-6;
-  out.push(aNvlsTree, kSimple, latency_s, latency_s + s.S * s.factor / gbps(bus));
+                            2.0 * log2i(s.k) * inter_lat) * 1e-6;
+  out.add(linear_term(aNvlsTree, kSimple, latency_s, s.factor, gbps(bus)));
 }
 
 // Hierarchical across nodes: reduce-scatter inside the node, the 1/rpn shard across nodes over each rank's NIC
 // share, all-gather inside the node; the phases pipelined by chunks, so the slowest phase sets the rate.
-void hierarchical(const Fabric& f, const Setup& s, Candidates& out) {
+void hierarchical(const Fabric& f, const Setup& s, GroupCollective& out) {
   if (s.k <= 1 || s.rpn <= 1) return;
   if (s.coll != Collective::allreduce && s.coll != Collective::allgather && s.coll != Collective::reducescatter)
     return;
@@ -289,44 +251,44 @@ void hierarchical(const Fabric& f, const Setup& s, Candidates& out) {
   const double rpn = static_cast<double>(s.rpn), k = static_cast<double>(s.k);
   const bool ar = s.coll == Collective::allreduce;
   double intra_bus = s.intra_bus;
-  if (nvls_capable(f, s)) {
-    Setup one = s;
-    one.k = 1;
-    intra_bus = std::max(intra_bus, nvls_bus(one));
-  }
+  if (nvls_capable(f, s)) intra_bus = std::max(intra_bus, nvls_bus(s));  // nvls_bus reads rpn only, not k
   const double intra_share = (ar ? 2.0 : 1.0) * (rpn - 1) / rpn;   // of S, per rank, over NVLink
   const double net_share = (ar ? 2.0 : 1.0) * (k - 1) / k / rpn;   // of S, per rank, over its NIC share
-  const double t_intra = s.S * intra_share / gbps(intra_bus);
-  const double t_net = s.S * net_share / gbps(s.net_rank);
+  const double per_byte = std::max(intra_share / gbps(intra_bus), net_share / gbps(s.net_rank));
   const double intra_steps = (ar ? 2.0 : 1.0) * (rpn - 1), inter_steps = (ar ? 2.0 : 1.0) * (k - 1);
   const double lat = C.base_latency_us[kRing][kSimple] + intra_steps * (*s.intra_hw)[kRing][kSimple] +
                      inter_steps * (C.hw_latency_net_us[kRing][kSimple] + 2 * C.latency_inter_us);
-  const double latency_s = lat * 1e-6;
-  out.push(aHier, kSimple, latency_s, latency_s + std::max(t_intra, t_net));
+  out.add(linear_term(aHier, kSimple, lat * 1e-6, per_byte, 1.0));
 }
 
 // AllToAll and SendRecv are point-to-point operations in NCCL (no tuning model): all peers at once.
-void p2p(const Setup& s, Candidates& out) {
+void p2p(const Setup& s, GroupCollective& out) {
   const auto& C = *s.C;
   const double n = static_cast<double>(s.n), rpn = static_cast<double>(s.rpn);
   double lat = C.p2p_base_us;
-  double t = 0;
   if (s.coll == Collective::alltoall) {
     if (s.rpn > 1) lat += s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us;
     if (s.k > 1) lat += C.p2p_net_us;
-    const double t_intra = s.S * (rpn - 1) / n / gbps(s.intra_bus);
-    const double t_net = s.k > 1 ? s.S * (n - rpn) / n / gbps(s.net_rank) : 0;
-    t = std::max(t_intra, t_net);
+    const double intra = (rpn - 1) / n / gbps(s.intra_bus);
+    const double net = s.k > 1 ? (n - rpn) / n / gbps(s.net_rank) : 0;
+    out.add(linear_term(aP2P, kSimple, lat * 1e-6, std::max(intra, net), 1.0));
   } else {   // sendrecv: each rank sends S to the next; across nodes the boundary rank uses its NIC share
     lat += s.k > 1 ? C.p2p_net_us : (s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us);
-    t = s.S / gbps(s.k > 1 ? std::min(s.net_rank, s.intra_bus) : s.intra_bus);
+    out.add(linear_term(aP2P, kSimple, lat * 1e-6, 1.0,
+                        gbps(s.k > 1 ? std::min(s.net_rank, s.intra_bus) : s.intra_bus)));
   }
-  const double latency_s = lat * 1e-6;
-  out.push(aP2P, kSimple, latency_s, latency_s + t);
 }
 
+struct Candidate {
+  Algo algo;
+  int proto;
+  double time_s;
+  double latency_s;
+  bool calibrated;
+};
+
 // A calibrated tier replaces the model's bandwidth and/or latency for the fastest candidate.
-void apply_calibration(const Fabric& f, const Setup& s, Candidate& best) {
+void apply_calibration(const Fabric& f, const Setup& s, double bytes, Candidate& best) {
   const TierCalibration& cal = s.k > 1 ? f.inter : f.intra;
   if (!(cal.bus_GBps > 0) && !(cal.latency_us > 0) && !(cal.step_latency_us > 0)) return;
   const bool ar = s.coll == Collective::allreduce;
@@ -338,35 +300,80 @@ void apply_calibration(const Fabric& f, const Setup& s, Candidate& best) {
   if (cal.bus_GBps > 0) {
     double bus = cal.bus_GBps;
     if (s.k > 1 && s.net_rank_packed > 0) bus *= std::min(1.0, s.net_rank / s.net_rank_packed);
-    bw_time = s.S * s.factor / gbps(bus);
+    bw_time = bytes * s.factor / gbps(bus);
   }
   best.latency_s = lat_s;
   best.time_s = lat_s + bw_time;
   best.calibrated = true;
 }
 
-// Every candidate, fastest first (stable); with `best_only` only the fastest.
-Candidates evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g, Setup* setup_out,
-                    bool best_only = false) {
-  Setup s = make_setup(f, coll, bytes, g);
-  if (setup_out) *setup_out = s;
-  Candidates out(best_only);
-  if (s.n <= 1) {
-    out.push(aLocal, kSimple, 0, 0);
+}  // namespace
+
+GroupCollective::GroupCollective(const Fabric& fabric, Collective collective, const GroupPlacement& group)
+    : f_(&fabric), s_(make_setup(fabric, collective, group)) {
+  if (s_.n <= 1) return;  // one rank: nothing moves
+  if (collective == Collective::alltoall || collective == Collective::sendrecv) {
+    p2p(s_, *this);
+  } else {
+    ring(s_, *this);
+    tree(s_, *this);
+    nvls(fabric, s_, *this);
+    hierarchical(fabric, s_, *this);
+  }
+}
+
+double GroupCollective::term_time_s(int i, double bytes, double* latency_s) const {
+  const Term& t = terms_[i];
+  const double lat = bytes >= t.large_from_bytes ? t.large_latency_s : t.latency_s;
+  const double rate = t.tree_corrected ? t.bytes_per_s * tree_correction(*s_.C, bytes, t.proto) : t.bytes_per_s;
+  if (latency_s) *latency_s = lat;
+  return lat + bytes * t.per_byte / rate;
+}
+
+double GroupCollective::time_s(double bytes) const {
+  validate_bytes(bytes);
+  if (n_ == 0) return 0;
+  int best = 0;
+  double best_t = 0, best_lat = 0;
+  for (int i = 0; i < n_; ++i) {
+    const Term& t = terms_[i];
+    const double lat = bytes >= t.large_from_bytes ? t.large_latency_s : t.latency_s;
+    double rate = t.bytes_per_s;
+    if (t.tree_corrected) rate *= tree_correction(*s_.C, bytes, t.proto);
+    const double time = lat + bytes * t.per_byte / rate;
+    if (i == 0 || time < best_t) {
+      best = i;
+      best_t = time;
+      best_lat = lat;
+    }
+  }
+  const TierCalibration& cal = s_.k > 1 ? f_->inter : f_->intra;
+  if (!(cal.bus_GBps > 0) && !(cal.latency_us > 0) && !(cal.step_latency_us > 0)) return best_t;
+  Candidate c{terms_[best].algo, terms_[best].proto, best_t, best_lat, false};
+  apply_calibration(*f_, s_, bytes, c);
+  return c.time_s;
+}
+
+namespace {
+
+// Every candidate at `bytes`, fastest first (stable), the fastest calibrated; `setup` gets the group's setup.
+std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g, Setup& setup) {
+  validate_bytes(bytes);
+  const GroupCollective group(f, coll, g);
+  setup = group.setup();
+  setup.S = bytes;
+  std::vector<Candidate> out;
+  if (group.size() == 0) {
+    out.push_back(Candidate{aLocal, kSimple, 0, 0, false});
     return out;
   }
-  if (coll == Collective::alltoall || coll == Collective::sendrecv) {
-    p2p(s, out);
-  } else {
-    ring(s, out);
-    tree(s, out);
-    nvls(f, s, out);
-    hierarchical(f, s, out);
+  for (int i = 0; i < group.size(); ++i) {
+    double lat = 0;
+    const double t = group.term_time_s(i, bytes, &lat);
+    out.push_back(Candidate{group.term(i).algo, group.term(i).proto, t, lat, false});
   }
-  // Stable insertion sort, fastest first (a dozen candidates; std::stable_sort would allocate a buffer).
-  for (Candidate* i = out.begin() + 1; i < out.end(); ++i)
-    for (Candidate* j = i; j > out.begin() && j->time_s < (j - 1)->time_s; --j) std::swap(*j, *(j - 1));
-  apply_calibration(f, s, out.front());
+  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  apply_calibration(f, setup, bytes, out.front());
   return out;
 }
 
@@ -422,23 +429,25 @@ CollectiveCost describe(const Fabric& f, const Setup& s, const Candidate& c, boo
 
 }  // namespace
 
+}  // namespace comm
+
 std::vector<CollectiveCost> collective_candidates(const Fabric& fabric, Collective collective, double bytes,
                                                   const GroupPlacement& group) {
-  Setup s;
-  const auto cands = evaluate(fabric, collective, bytes, group, &s);
+  comm::Setup s;
+  const auto cands = comm::evaluate(fabric, collective, bytes, group, s);
   std::vector<CollectiveCost> out;
-  for (std::size_t i = 0; i < cands.size(); ++i) out.push_back(describe(fabric, s, cands[i], i == 0));
+  for (std::size_t i = 0; i < cands.size(); ++i) out.push_back(comm::describe(fabric, s, cands[i], i == 0));
   return out;
 }
 
 CollectiveCost collective_cost(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
-  Setup s;
-  const auto cands = evaluate(fabric, collective, bytes, group, &s);
-  return describe(fabric, s, cands.front(), true);
+  comm::Setup s;
+  const auto cands = comm::evaluate(fabric, collective, bytes, group, s);
+  return comm::describe(fabric, s, cands.front(), true);
 }
 
 double collective_time_s(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
-  return evaluate(fabric, collective, bytes, group, nullptr, true).front().time_s;
+  return comm::GroupCollective(fabric, collective, group).time_s(bytes);
 }
 
 }  // namespace gpuplan

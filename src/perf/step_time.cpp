@@ -7,6 +7,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
+#include "comm/group_collective.hpp"
 #include "memory/internal.hpp"
 #include "model/param_parts.hpp"
 
@@ -23,14 +24,22 @@ struct Machine {
 
 // One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K: a smooth roofline over compute and operand
 // traffic, with the compute side derated by the dense peak fraction and by wave quantization over the SMs.
+// ceil(x) for x >= 0 without a libm call (this is the innermost arithmetic of a search); doubles from 2^52 up
+// are whole already.
+double ceil_nonneg(double x) {
+  if (!(x < 4.5e15)) return x;
+  const double t = static_cast<double>(static_cast<std::int64_t>(x));
+  return t < x ? t + 1 : t;
+}
+
 // `out_bytes` is the traffic per output element: a write of elem_bytes, or a read and a write of the fp32 gradient
 // when a weight-gradient GEMM accumulates into it.
 double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
   const PerfConstants& c = *mc.c;
   const double flops = 2 * m * n * k * batch;
-  const double tiles = std::ceil(m / c.gemm_tile_m) * std::ceil(n / c.gemm_tile_n) * batch;
-  const double waves = std::ceil(tiles / c.sm_count);
+  const double tiles = ceil_nonneg(m / c.gemm_tile_m) * ceil_nonneg(n / c.gemm_tile_n) * batch;
+  const double waves = ceil_nonneg(tiles / c.sm_count);
   const double wave_util = tiles / (waves * c.sm_count);
   const double tc = flops / (mc.peak * c.gemm_max_efficiency * wave_util);
   const double tm = (elem_bytes * (m * k + k * n) + out_bytes * m * n) * batch / (mc.hbm * c.gemm_memory_efficiency);
@@ -50,8 +59,8 @@ double mem_s(const Machine& mc, double bytes, double kernels) {
   return bytes / (mc.hbm * mc.c->memory_bound_efficiency) + kernels * mc.c->kernel_overhead_s;
 }
 
-// collective_time_s with the calls of one estimate remembered: stages and layers repeat the same collectives.
-// Nothing to move costs nothing (a dense model's expert gradients, a group of one).
+// collective_time_s with each group of one estimate set up once: stages, buckets and layers price the same
+// groups at many sizes. Nothing to move costs nothing (a dense model's expert gradients, a group of one).
 class CommMemo {
  public:
   explicit CommMemo(const Fabric& f) : f_(f) {}
@@ -59,24 +68,26 @@ class CommMemo {
     if (!(bytes > 0) || g.ranks <= 1) return 0;
     for (int i = 0; i < n_; ++i) {
       const Entry& e = e_[static_cast<std::size_t>(i)];
-      if (e.c == c && e.bytes == bytes && e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node &&
+      if (e.c == c && e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node &&
           e.concurrent == g.concurrent_groups_per_node)
-        return e.t;
+        return e.group->time_s(bytes);
     }
-    const double t = collective_time_s(f_, c, bytes, g);
-    if (n_ < kSize)
-      e_[static_cast<std::size_t>(n_++)] = Entry{c, bytes, g.ranks, g.ranks_per_node, g.concurrent_groups_per_node, t};
-    return t;
+    if (n_ == kSize) return collective_time_s(f_, c, bytes, g);
+    Entry& e = e_[static_cast<std::size_t>(n_++)];  // set field by field: the group is large
+    e.c = c;
+    e.ranks = g.ranks;
+    e.ranks_per_node = g.ranks_per_node;
+    e.concurrent = g.concurrent_groups_per_node;
+    return e.group.emplace(f_, c, g).time_s(bytes);
   }
 
  private:
-  struct Entry {  // trivial: the table is not cleared per estimate, only its first n_ entries are read
+  struct Entry {
     Collective c;
-    double bytes;
     std::int64_t ranks, ranks_per_node, concurrent;
-    double t;
+    std::optional<comm::GroupCollective> group;
   };
-  static constexpr int kSize = 32;
+  static constexpr int kSize = 12;
   const Fabric& f_;
   std::array<Entry, kSize> e_;
   int n_ = 0;
@@ -418,6 +429,14 @@ StepEstimate estimate_step(const EstimateInputs& in) {
     double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0, host = 0;
     double total() const { return fwd + bwd + rec + tp + cp + ep + zero3 + offload + host; }
   };
+  struct DpCollectives {
+    bool priced = false;
+    double dense = 0, expert = 0;  // the stage parameters they were priced for
+    double reduce = 0, reduce_bucket = 0, gather = 0, gather_bucket = 0;
+  } dpc;
+  // Buckets hold dp_bucket_elements gradient elements; the same byte count bounds the weight all-gather's.
+  const double bucket_bytes = perf.dp_bucket_elements * grad_bytes;
+  double full_reduce_bucket = -1, full_gather_bucket = -1;
   double t_max = 0, t_sum = 0, bwd_sum = 0;
   StageTime slowest;
   double dp_exposed = 0, optimizer = 0, offload_step = 0;
@@ -460,20 +479,39 @@ StepEstimate estimate_step(const EstimateInputs& in) {
     st.ep = moe_layers * 2 * ep_layer_f + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_layer_f;
 
     // Data parallel. Local gradients: dense over the data x context group, experts over the expert-data group.
-    const double g_dense = sp.dense * grad_bytes, g_expert = sp.expert * grad_bytes;
+    // Stages holding the same parameters (the middle ones) move the same bytes: priced once.
+    if (!(dpc.priced && dpc.dense == sp.dense && dpc.expert == sp.expert)) {
+      const double g_dense = sp.dense * grad_bytes, g_expert = sp.expert * grad_bytes;
+      const double w_dense = sp.dense * weight_bytes;
+      dpc = DpCollectives{true, sp.dense, sp.expert};
+      // A full bucket costs the same on every stage: priced once.
+      auto bucket_time = [&](Collective c, double bytes, double& full) {
+        if (bytes < bucket_bytes) return coll(c, bytes, place.dp);
+        if (full < 0) full = coll(c, bucket_bytes, place.dp);
+        return full;
+      };
+      if (l.zero == 0) {
+        dpc.reduce = coll(Collective::allreduce, g_dense, place.dp) + coll(Collective::allreduce, g_expert, place.edp);
+        dpc.reduce_bucket = bucket_time(Collective::allreduce, g_dense, full_reduce_bucket);
+      } else {
+        // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
+        // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
+        dpc.reduce = coll(Collective::reducescatter, g_dense, place.dp) +
+                     coll(Collective::reducescatter, g_expert, place.edp);
+        dpc.gather = coll(Collective::allgather, w_dense, place.dp) +
+                     coll(Collective::allgather, sp.expert * weight_bytes, place.edp);
+        if (l.zero != 3) {
+          dpc.reduce_bucket = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket);
+          dpc.gather_bucket = bucket_time(Collective::allgather, w_dense, full_gather_bucket);
+        }
+      }
+    }
     double dp_t = 0, dp_bucket = 0, ag_t = 0, ag_bucket = 0;
-    const double bucket = perf.dp_bucket_elements * grad_bytes;
     if (l.zero == 0) {
-      dp_t = coll(Collective::allreduce, g_dense, place.dp) +
-             coll(Collective::allreduce, g_expert, place.edp);
-      dp_bucket = coll(Collective::allreduce, std::min(bucket, g_dense), place.dp);
+      dp_t = dpc.reduce;
+      dp_bucket = dpc.reduce_bucket;
     } else {
-      // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
-      // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
-      const double rs = coll(Collective::reducescatter, g_dense, place.dp) +
-                        coll(Collective::reducescatter, g_expert, place.edp);
-      const double ag = coll(Collective::allgather, sp.dense * weight_bytes, place.dp) +
-                        coll(Collective::allgather, sp.expert * weight_bytes, place.edp);
+      const double rs = dpc.reduce, ag = dpc.gather;
       if (l.zero == 3) {
         // Gathers are prefetched one layer ahead, so the first layer's gather waits in each pass; the rest hides
         // behind the compute of the pass only as far as it is shorter, and slows that compute while it runs.
@@ -481,9 +519,9 @@ StepEstimate estimate_step(const EstimateInputs& in) {
         st.zero3 = 2 * first + overlapped(ag - first, st.fwd) + overlapped(ag - first + rs, st.bwd + st.rec);
       } else {
         dp_t = rs;
-        dp_bucket = coll(Collective::reducescatter, std::min(bucket, g_dense), place.dp);
+        dp_bucket = dpc.reduce_bucket;
         ag_t = ag;
-        ag_bucket = coll(Collective::allgather, std::min(bucket, sp.dense * weight_bytes), place.dp);
+        ag_bucket = dpc.gather_bucket;
       }
     }
     double exposed = 0;
