@@ -84,6 +84,9 @@ struct StepEstimate {
 };
 
 StepEstimate estimate_step(const EstimateInputs& in);
+// estimate_step without its memory report (left empty): the same time, breakdown and throughput, for searches
+// that have priced the memory already.
+StepEstimate estimate_step_time(const EstimateInputs& in);
 
 // A cheap floor for search pruning: never above estimate_step(in).step_s for a valid input (one estimate_step
 // accepts). The decoder layers' linear-layer FLOPs of the most loaded pipeline stage (forward, backward and

@@ -302,7 +302,10 @@ void prepare_estimate(EstimateInputs& in) {
   if (!in.perf) in.perf = perf_constants(in.gpu);
 }
 
-StepEstimate estimate_step(const EstimateInputs& in) {
+namespace {
+
+// estimate_step, with or without its memory report (a search ranks by the time alone).
+StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
   if (!in.memory.model)
     throw InputError("--model", "(none)", "a model architecture: the step time is computed per operation, --params alone is not enough");
   const ModelConfig& m = *in.memory.model;
@@ -321,7 +324,7 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   const ParamCounts& pc = in.memory.counts ? *in.memory.counts : *counted;
   const auto stages = memory::stage_params(in.memory, l, &pc);
   StepEstimate r;
-  r.memory = memory::estimate_with_stages(in.memory, l, false, stages);
+  if (with_memory) r.memory = memory::estimate_with_stages(in.memory, l, false, stages);
   std::optional<PerfConstants> loaded;
   if (!in.perf) loaded = perf_constants(in.gpu);
   const PerfConstants& perf = in.perf ? *in.perf : *loaded;
@@ -418,7 +421,8 @@ StepEstimate estimate_step(const EstimateInputs& in) {
 
   // Per pipeline stage, one microbatch.
   const std::size_t p = stages.size();
-  const double mb = static_cast<double>(r.memory.microbatches);
+  // Microbatches per pipeline and step, as estimate_memory counts them.
+  const double mb = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
   const double v = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
   const double grad_bytes = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
   const double weight_bytes = tr.precision == Precision::fp32 ? 4.0 : 2.0;
@@ -621,5 +625,11 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
   return r;
 }
+
+}  // namespace
+
+StepEstimate estimate_step(const EstimateInputs& in) { return step_estimate(in, true); }
+
+StepEstimate estimate_step_time(const EstimateInputs& in) { return step_estimate(in, false); }
 
 }  // namespace gpuplan

@@ -258,7 +258,7 @@ double Evaluator::variant_lower_bound_s(EstimateInputs& est, const Shape& s, std
   v.sp = sp;
   v.tp_overlap = tp_overlap;
   set_layout(est, s, v);
-  const StepEstimate e = estimate_step(est);
+  const StepEstimate e = estimate_step_time(est);
   double bound = e.step_s;
   for (const auto& [name, t] : e.breakdown)
     if (name == "dp_comm" || name == "optimizer") bound -= t;

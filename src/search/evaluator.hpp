@@ -72,7 +72,7 @@ class Evaluator {
   const EstimateInputs& estimate_inputs() const { return est_; }
   void set_layout(EstimateInputs& est, const Shape& shape, const Variant& v) const;
   // estimate_step's step time of the layout `est` holds, and a lower bound on it (never above it).
-  static double step_s(const EstimateInputs& est) { return estimate_step(est).step_s; }
+  static double step_s(const EstimateInputs& est) { return estimate_step_time(est).step_s; }
   static double step_lower_bound_s(const EstimateInputs& est);
   // A lower bound on estimate_step's step time of every layout of a shape and micro-batch with this sequence
   // parallelism and TP overlap, whatever its ZeRO stage, offload and recomputation: estimate_step of the layout
