@@ -221,6 +221,40 @@ TEST(StepTime, RankPlacementFromOrder) {
   EXPECT_EQ(r.tp.concurrent_groups_per_node, 4);
 }
 
+TEST(StepTime, ExpertGroupsRepartitionContextAndDataRanks) {
+  // Megatron-Core's expert rank generator: expert-TP innermost, then EP, then expert-DP, over the context x data
+  // ranks of a stage. 8-GPU nodes, order tp-cp-ep-dp-pp.
+  Layout l;
+  l.pp = 2;
+  l.tp = 1;
+  l.cp = 8;
+  l.dp = 1;
+  l.ep = 8;
+  // EP over the 8 context-parallel ranks of one node; nothing left for expert-DP.
+  RankPlacement r = place_ranks(l, 8, parse_order("tp-cp-ep-dp-pp"));
+  EXPECT_EQ(r.ep.ranks, 8);
+  EXPECT_EQ(r.ep.ranks_per_node, 8);
+  EXPECT_EQ(r.edp.ranks, 1);
+  // TP 2 inside the node: EP 4 takes ranks 2 apart (4 per node, 2 such groups), expert-DP 2 is 8 apart.
+  l.tp = 2;
+  l.cp = 1;
+  l.dp = 8;
+  l.ep = 4;
+  r = place_ranks(l, 8, parse_order("tp-cp-ep-dp-pp"));
+  EXPECT_EQ(r.ep.ranks, 4);
+  EXPECT_EQ(r.ep.ranks_per_node, 4);
+  EXPECT_EQ(r.ep.concurrent_groups_per_node, 2);
+  EXPECT_EQ(r.edp.ranks, 2);
+  EXPECT_EQ(r.edp.ranks_per_node, 1);
+  // TP 8 fills the node: EP peers are on different nodes.
+  l.tp = 8;
+  l.dp = 4;
+  r = place_ranks(l, 8, parse_order("tp-cp-ep-dp-pp"));
+  EXPECT_EQ(r.ep.ranks, 4);
+  EXPECT_EQ(r.ep.ranks_per_node, 1);
+  EXPECT_EQ(r.ep.concurrent_groups_per_node, 8);
+}
+
 TEST(StepTime, BadInputIsInputError) {
   EXPECT_THROW(parse_order("tp-cp-dp-pp"), InputError);
   EXPECT_THROW(parse_order("tp-cp-ep-dp-pp-tp"), InputError);

@@ -29,7 +29,8 @@ struct PerfConstants {
   double roofline_sharpness = 0;         // p of t = (tc^p + tm^p)^(1/p): 1 adds compute and memory time, large -> max
   double gemm_tile_m = 0, gemm_tile_n = 0;  // output tile of one thread block (wave quantization)
   double sm_count = 0;                   // streaming multiprocessors (wave quantization)
-  double flash_attention_efficiency = 0; // fraction of the peak a flash-attention kernel reaches
+  double flash_attention_efficiency = 0; // fraction of the peak a flash-attention kernel reaches on long keys
+  double flash_attention_half_length = 0; // keys per kernel call at which it reaches half that (tokens)
   double memory_bound_efficiency = 0;    // fraction of HBM peak elementwise/normalization kernels reach
   double kernel_overhead_s = 0;          // GPU-side launch latency + tail of one kernel (idle SMs between kernels)
   double host_op_s = 0;                  // host (CPU) time the framework spends per kernel it launches; the GPU

@@ -26,6 +26,7 @@ constexpr Field kFields[] = {
     {"gemm_tile_n", &PerfConstants::gemm_tile_n, 1.0, 4096.0},
     {"sm_count", &PerfConstants::sm_count, 1.0, 10000.0},
     {"flash_attention_efficiency", &PerfConstants::flash_attention_efficiency, 0.01, 1.0},
+    {"flash_attention_half_length", &PerfConstants::flash_attention_half_length, 0.0, 1e7},
     {"memory_bound_efficiency", &PerfConstants::memory_bound_efficiency, 0.01, 1.0},
     {"kernel_overhead_s", &PerfConstants::kernel_overhead_s, 0.0, 1e-2},
     {"host_op_s", &PerfConstants::host_op_s, 0.0, 1e-2},

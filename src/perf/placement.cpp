@@ -77,9 +77,22 @@ RankPlacement place_ranks(const Layout& l, int gpus_per_node, const std::array<P
   RankPlacement r;
   r.tp = group({0});
   r.cp = group({1});
-  r.ep = group({2});
   r.dp = group({1, 2, 3});
-  r.edp = group({1, 3});
+  // Expert layers re-partition the context x data ranks of a stage (Megatron-Core's expert rank generator:
+  // expert-TP innermost, then EP, then expert-DP): the EP group is the next `ep` ranks of that space from its
+  // innermost stride on, so with context parallelism it spans the CP ranks first; expert-DP strides over it.
+  const std::int64_t inner = std::min({stride[1], stride[2], stride[3]});
+  const std::int64_t space = size[1] * size[2] * size[3];
+  auto strided = [&](std::int64_t ranks, std::int64_t from) {
+    GroupPlacement p;
+    p.ranks = std::max<std::int64_t>(1, ranks);
+    p.ranks_per_node = from >= g ? 1 : std::max<std::int64_t>(1, std::min(p.ranks, g / from));
+    p.concurrent_groups_per_node = std::max<std::int64_t>(1, g / p.ranks_per_node);
+    return p;
+  };
+  const std::int64_t ep = std::max<std::int64_t>(1, std::min(l.ep, space));
+  r.ep = strided(ep, inner);
+  r.edp = strided(space / ep, inner * ep);
   // One stage boundary: two neighbouring stages, on one node when the pipeline coordinate varies inside a node.
   r.pp.ranks = size[4] > 1 ? 2 : 1;
   r.pp.ranks_per_node = per_node(4) > 1 ? 2 : 1;

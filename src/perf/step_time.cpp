@@ -129,10 +129,15 @@ Cost attention_core(const Machine& mc, const ModelConfig& m, const Shapes& s) {
   Cost c;
   if (s.flash) {
     // Causal kernels skip the masked half of the s x s product; the backward recomputes the scores (2.5x FLOPs).
+    // Each kernel call sees s_loc keys: the whole sequence, or under context parallelism one 1/cp chunk per ring
+    // step (cp calls), and short key ranges fill the GPU less.
     const double flops = 2 * s.tokens * s.s_kv * heads * (qk + v) * 0.5;
-    const double t = flops / (mc.peak * mc.c->flash_attention_efficiency);
-    c.f = t + mc.c->kernel_overhead_s;
-    c.b = 2.5 * t + 2 * mc.c->kernel_overhead_s;
+    const double keys = s.s_loc;
+    const double efficiency = mc.c->flash_attention_efficiency * keys / (keys + mc.c->flash_attention_half_length);
+    const double t = flops / (mc.peak * efficiency);
+    const double calls = s.s_kv / s.s_loc;
+    c.f = t + calls * mc.c->kernel_overhead_s;
+    c.b = 2.5 * t + 2 * calls * mc.c->kernel_overhead_s;
     return c;
   }
   const double bh = s.b * heads;
