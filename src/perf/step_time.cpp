@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
@@ -22,8 +25,6 @@ struct Machine {
   const PerfConstants* c = nullptr;
 };
 
-// One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K: a smooth roofline over compute and operand
-// traffic, with the compute side derated by the dense peak fraction and by wave quantization over the SMs.
 // ceil(x) for x >= 0 without a libm call (this is the innermost arithmetic of a search); doubles from 2^52 up
 // are whole already.
 double ceil_nonneg(double x) {
@@ -32,6 +33,8 @@ double ceil_nonneg(double x) {
   return t < x ? t + 1 : t;
 }
 
+// One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K: a smooth roofline over compute and operand
+// traffic, with the compute side derated by the dense peak fraction and by wave quantization over the SMs.
 // `out_bytes` is the traffic per output element: a write of elem_bytes, or a read and a write of the fp32 gradient
 // when a weight-gradient GEMM accumulates into it.
 double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes) {
