@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuplan/estimate.hpp"
@@ -164,6 +165,29 @@ std::vector<std::vector<std::string>> csv_records(const std::string& path) {
   return records;
 }
 
+// A published run's inputs: the model, sequence and batches, the layout's degrees and pipeline schedule, on
+// enough nodes of `system`. Precision, recomputation, attention and overlap are each set's own.
+EstimateInputs published_run(const HardwareCatalog& catalog, ModelConfig model, const char* system, int seq, int mbs,
+                             int gbs, int gpus, int tp, int pp, int cp, int vpp) {
+  EstimateInputs in;
+  in.memory.model = std::move(model);
+  in.memory.training.seq_len = seq;
+  in.memory.training.micro_batch = mbs;
+  in.memory.training.global_batch = gbs;
+  in.memory.layout.gpus = gpus;
+  in.memory.layout.tp = tp;
+  in.memory.layout.pp = pp;
+  in.memory.layout.cp = cp;
+  in.memory.layout.vpp = vpp;
+  in.memory.layout.schedule = vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
+  in.memory.overheads = default_overheads();
+  const Cluster cl = make_cluster(catalog, system, (gpus + 7) / 8);
+  in.gpu = cl.gpu;
+  in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
+  in.fabric = fabric_from_cluster(cl);
+  return in;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,25 +303,12 @@ int main(int argc, char** argv) {
     }
   }
   auto pub_predict = [&](const Pub& p, const PerfConstants& pc) {
-    EstimateInputs in;
-    in.memory.model = model_from_catalog(p.model);
-    in.memory.training.seq_len = 2048;
-    in.memory.training.micro_batch = p.mbs;
-    in.memory.training.global_batch = p.gbs;
+    EstimateInputs in = published_run(catalog, model_from_catalog(p.model), "dgx-a100", 2048, p.mbs, p.gbs, p.gpus,
+                                      p.tp, p.pp, 1, p.vpp);
     in.memory.training.precision = Precision::fp16;
     in.memory.training.dropout = 0.1;
-    in.memory.layout.gpus = p.gpus;
-    in.memory.layout.tp = p.tp;
-    in.memory.layout.pp = p.pp;
-    in.memory.layout.vpp = p.vpp;
-    in.memory.layout.schedule = p.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
     in.memory.layout.recompute = Recompute::full;
     in.memory.layout.attention = Attention::eager;
-    in.memory.overheads = default_overheads();
-    const Cluster cl = make_cluster(catalog, "dgx-a100", (p.gpus + 7) / 8);
-    in.gpu = cl.gpu;
-    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
-    in.fabric = fabric_from_cluster(cl);
     in.time.dp_overlap = p.overlap;
     in.perf = pc;
     prepare_estimate(in);
@@ -329,7 +340,6 @@ int main(int argc, char** argv) {
     }
   }
   auto kor_predict = [&](const Kor& k, const PerfConstants& pc) {
-    EstimateInputs in;
     ModelConfig m = model_from_catalog("megatron-gpt-1t");  // GPT-2 style, vocabulary 51200
     m.name = "gpt-" + k.model;
     m.hidden = k.hidden;
@@ -339,25 +349,12 @@ int main(int argc, char** argv) {
     m.head_dim = 0;
     m.ffn_hidden = 4LL * k.hidden;
     m.vocab = 51200;
-    in.memory.model = m;
-    in.memory.training.seq_len = 2048;
-    in.memory.training.micro_batch = k.mbs;
-    in.memory.training.global_batch = k.gbs;
+    EstimateInputs in = published_run(catalog, std::move(m), "dgx-a100", 2048, k.mbs, k.gbs, k.gpus, k.tp, k.pp, 1, k.vpp);
     in.memory.training.precision = Precision::fp16;
     in.memory.training.dropout = 0.1;
-    in.memory.layout.gpus = k.gpus;
-    in.memory.layout.tp = k.tp;
-    in.memory.layout.pp = k.pp;
-    in.memory.layout.vpp = k.vpp;
-    in.memory.layout.schedule = k.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
     in.memory.layout.recompute = k.selective ? Recompute::selective : Recompute::full;
     in.memory.layout.sequence_parallel = k.selective;
     in.memory.layout.attention = Attention::eager;
-    in.memory.overheads = default_overheads();
-    const Cluster cl = make_cluster(catalog, "dgx-a100", (k.gpus + 7) / 8);
-    in.gpu = cl.gpu;
-    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
-    in.fabric = fabric_from_cluster(cl);
     in.time.dp_overlap = false;  // "we do not use any overlapping of gradient all-reduces" (section 6.3)
     in.perf = pc;
     prepare_estimate(in);
@@ -387,29 +384,15 @@ int main(int argc, char** argv) {
                      std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10], c[11], std::stod(c[12])});
   double dgxc_mape = 0;
   for (auto& d : dgxcs) {
-    EstimateInputs in;
-    in.memory.model = model_from_catalog(d.model);
-    in.memory.training.seq_len = d.seq;
-    in.memory.training.micro_batch = d.mbs;
-    in.memory.training.global_batch = d.gbs;
+    EstimateInputs in = published_run(catalog, model_from_catalog(d.model), "dgx-h100", d.seq, d.mbs, d.gbs, d.gpus,
+                                      d.tp, d.pp, d.cp, d.vpp);
     in.memory.training.precision = Precision::bf16;
-    in.memory.layout.gpus = d.gpus;
-    in.memory.layout.tp = d.tp;
-    in.memory.layout.pp = d.pp;
-    in.memory.layout.cp = d.cp;
-    in.memory.layout.vpp = d.vpp;
-    in.memory.layout.schedule = d.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
     in.memory.layout.sequence_parallel = d.tp > 1;
     in.memory.layout.zero = 1;  // distributed optimizer
     // Unknown settings (empty fields) take NeMo's launcher defaults: no recomputation, TP overlap on.
     in.memory.layout.recompute = d.recompute == "full" ? Recompute::full
                                  : d.recompute == "selective" ? Recompute::selective : Recompute::none;
     in.memory.layout.attention = Attention::flash;
-    in.memory.overheads = default_overheads();
-    const Cluster cl = make_cluster(catalog, "dgx-h100", (d.gpus + 7) / 8);
-    in.gpu = cl.gpu;
-    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
-    in.fabric = fabric_from_cluster(cl);
     in.time.tp_overlap = d.tp_overlap != "off";
     in.time.dp_overlap = true;
     prepare_estimate(in);
