@@ -10,8 +10,8 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
-#include "comm/group_collective.hpp"
 #include "memory/internal.hpp"
+#include "perf/step_model.hpp"
 #include "model/param_parts.hpp"
 
 namespace gpuplan {
@@ -61,40 +61,6 @@ double mem_s(const Machine& mc, double bytes, double kernels) {
   if (bytes <= 0) return 0;
   return bytes / (mc.hbm * mc.c->memory_bound_efficiency) + kernels * mc.c->kernel_overhead_s;
 }
-
-// collective_time_s with each group of one estimate set up once: stages, buckets and layers price the same
-// groups at many sizes. Nothing to move costs nothing (a dense model's expert gradients, a group of one).
-class CommMemo {
- public:
-  explicit CommMemo(const Fabric& f) : f_(f) {}
-  double operator()(Collective c, double bytes, const GroupPlacement& g) {
-    if (!(bytes > 0) || g.ranks <= 1) return 0;
-    for (int i = 0; i < n_; ++i) {
-      const Entry& e = e_[static_cast<std::size_t>(i)];
-      if (e.c == c && e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node &&
-          e.concurrent == g.concurrent_groups_per_node)
-        return e.group->time_s(bytes);
-    }
-    if (n_ == kSize) return collective_time_s(f_, c, bytes, g);
-    Entry& e = e_[static_cast<std::size_t>(n_++)];  // set field by field: the group is large
-    e.c = c;
-    e.ranks = g.ranks;
-    e.ranks_per_node = g.ranks_per_node;
-    e.concurrent = g.concurrent_groups_per_node;
-    return e.group.emplace(f_, c, g).time_s(bytes);
-  }
-
- private:
-  struct Entry {
-    Collective c;
-    std::int64_t ranks, ranks_per_node, concurrent;
-    std::optional<comm::GroupCollective> group;
-  };
-  static constexpr int kSize = 12;
-  const Fabric& f_;
-  std::array<Entry, kSize> e_;
-  int n_ = 0;
-};
 
 // Forward and backward time of one piece of work for one microbatch on one rank.
 struct Cost {
@@ -310,39 +276,68 @@ void prepare_estimate(EstimateInputs& in) {
   if (!in.perf) in.perf = perf_constants(in.gpu);
 }
 
+namespace perf {
+
+double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
+  if (!(bytes > 0) || g.ranks <= 1) return 0;
+  for (int i = 0; i < n_; ++i) {
+    const Entry& e = e_[static_cast<std::size_t>(i)];
+    if (e.c == c && e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node &&
+        e.concurrent == g.concurrent_groups_per_node)
+      return e.group->time_s(bytes);
+  }
+  if (n_ == kSize) return collective_time_s(*f_, c, bytes, g);
+  Entry& e = e_[static_cast<std::size_t>(n_++)];  // set field by field: the group is large
+  e.c = c;
+  e.ranks = g.ranks;
+  e.ranks_per_node = g.ranks_per_node;
+  e.concurrent = g.concurrent_groups_per_node;
+  return e.group.emplace(*f_, c, g).time_s(bytes);
+}
+
 namespace {
 
-// estimate_step, with or without its memory report (a search ranks by the time alone).
-StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
+// Exposed part of a collective overlapped with compute: what exceeds the compute, plus the compute it slows
+// (overlap_slowdown of the hidden part: the SMs and HBM bandwidth the collective's kernels take).
+double overlapped(double slowdown, double comm, double compute) {
+  comm = std::max(0.0, comm);
+  return std::max(0.0, comm - compute) + slowdown * std::min(comm, compute);
+}
+
+}  // namespace
+
+StepModel::StepModel(const EstimateInputs& in)
+    : in_(&in), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap), coll_(in.fabric) {
   if (!in.memory.model)
     throw InputError("--model", "(none)", "a model architecture: the step time is computed per operation, --params alone is not enough");
   const ModelConfig& m = *in.memory.model;
   const TrainingConfig& tr = in.memory.training;
-  const Layout l = resolve_layout(in.memory);
+  l_ = resolve_layout(in.memory);
+  const Layout& l = l_;
   const std::int64_t gpus_per_node = std::max(1, in.fabric.gpus_per_node);
   const std::int64_t capacity = static_cast<std::int64_t>(gpus_per_node) * std::max(1, in.fabric.nodes);
   if (l.gpus > capacity)
     throw InputError("--gpus", std::to_string(l.gpus),
                      "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
-  const RankPlacement place = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
+  place_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
+  const RankPlacement& place = place_;
 
-  std::optional<ParamCounts> counted;
-  if (!in.memory.counts) counted = count_params(m);
-  const ParamCounts& pc = in.memory.counts ? *in.memory.counts : *counted;
-  const auto stages = memory::stage_params(in.memory, l, &pc);
-  StepEstimate r;
-  if (with_memory) r.memory = memory::estimate_with_stages(in.memory, l, false, stages);
-  std::optional<PerfConstants> loaded;
-  if (!in.perf) loaded = perf_constants(in.gpu);
-  const PerfConstants& perf = in.perf ? *in.perf : *loaded;
-  const FlopsPerToken fpt = in.flops ? *in.flops : flops_per_token(m, tr.seq_len);
+  if (!in.memory.counts) counted_ = count_params(m);
+  const ParamCounts& pc = in.memory.counts ? *in.memory.counts : *counted_;
+  stages_ = memory::stage_params(in.memory, l, &pc);
+  if (!in.perf) loaded_ = perf_constants(in.gpu);
+  perf_ = in.perf ? &*in.perf : &*loaded_;
+  const PerfConstants& perf = *perf_;
+  fpt_ = in.flops ? *in.flops : flops_per_token(m, tr.seq_len);
+  host_Bps_ = in.gpu.host_per_direction_GBps * 1e9 * perf.host_link_efficiency;
 
   Machine mc;
-  r.peak_tflops = in.gpu.tflops(peak_dtype(tr, in.gpu));
-  mc.peak = r.peak_tflops * 1e12;
+  peak_tflops_ = in.gpu.tflops(peak_dtype(tr, in.gpu));
+  mc.peak = peak_tflops_ * 1e12;
   mc.hbm = in.gpu.memory_GBps * 1e9;
   mc.c = &perf;
+  hbm_Bps_ = mc.hbm;
   if (!(mc.hbm > 0)) throw InputError("--gpu", in.gpu.name, "a GPU with a memory bandwidth in the catalog");
 
   Shapes s;
@@ -370,15 +365,19 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
     moe = layer_body(mc, m, pc, s, true, ep, etp);
     moe += core;
   }
+  dense_f_ = dense.f;
+  moe_f_ = moe.f;
+  core_f_ = core.f;
+  layer_gemm_f_ = dense.gemm_f;
   // Embedding (first stage) and output layer + loss (last stage).
-  const double width = static_cast<double>(detail::embedding_width(m));
+  width_ = static_cast<double>(detail::embedding_width(m));
   const double vocab_t = static_cast<double>(m.vocab) / s.tp;
   Cost embed;
   embed.f = mem_s(mc, 4 * s.tokens * s.h * s.e, 2);
-  embed.b = mem_s(mc, vocab_t * width * 4 + s.tokens * s.h * (s.e + 4), 2);
+  embed.b = mem_s(mc, vocab_t * width_ * 4 + s.tokens * s.h * (s.e + 4), 2);
   Cost head;
   {
-    const Cost out = linear(mc, s, s.tokens, vocab_t, width, 1);
+    const Cost out = linear(mc, s, s.tokens, vocab_t, width_, 1);
     const double norm = mem_s(mc, 2 * s.tokens * s.h * s.e, 1);  // the final norm
     // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
     head.f = out.f + norm + mem_s(mc, s.tokens * vocab_t * (s.e + 3 * 4), 3);
@@ -386,15 +385,14 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
   }
 
   // Communication per layer and microbatch.
-  CommMemo coll(in.fabric);
+  CommMemo& coll = coll_;
   const double act_bytes = s.tokens * s.h * s.e;  // the full (b, s/cp, h) activation
-  double tp_layer_f = 0;                          // forward TP collectives of one layer
   if (l.tp > 1) {
     if (s.sp)
-      tp_layer_f = 2 * (coll(Collective::allgather, act_bytes, place.tp) +
-                        coll(Collective::reducescatter, act_bytes, place.tp));
+      tp_layer_f_ = 2 * (coll(Collective::allgather, act_bytes, place.tp) +
+                         coll(Collective::reducescatter, act_bytes, place.tp));
     else
-      tp_layer_f = 2 * coll(Collective::allreduce, act_bytes, place.tp);
+      tp_layer_f_ = 2 * coll(Collective::allreduce, act_bytes, place.tp);
   }
   double cp_layer_f = 0;
   if (l.cp > 1) {
@@ -402,11 +400,10 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
     GroupPlacement pair{2, place.cp.ranks_per_node > 1 ? 2 : 1, place.cp.concurrent_groups_per_node};
     cp_layer_f = static_cast<double>(l.cp - 1) * coll(Collective::sendrecv, kv_bytes, pair);
   }
-  double ep_layer_f = 0;
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sp ? s.tokens / s.tp : s.tokens;
     const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.h * s.e;
-    ep_layer_f = 2 * coll(Collective::alltoall, bytes, place.ep);
+    ep_layer_f_ = 2 * coll(Collective::alltoall, bytes, place.ep);
   }
   // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it; a microbatch of a
   // stage takes the longer of its GPU time and its host time (forward, recomputed forward, backward at 2x).
@@ -414,132 +411,166 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
   const double moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : dense_kernels;
   // Embedding: lookup (+ positions, dropout); output layer: GEMM, final norm, cross-entropy passes.
   const double embed_kernels = 3, head_kernels = 1 + 1 + 3;
+  // CP ring steps hide behind the attention core.
+  cp_f_ = std::max(0.0, cp_layer_f - core.f);
+  cp_b_ = std::max(0.0, 2 * cp_layer_f - core.b);
 
-  // Exposed parts: TP hidden behind the layer's GEMMs with --tp-overlap; CP ring steps behind the attention core.
-  // Overlap is never free: the hidden part of a collective still takes SMs and HBM bandwidth from the compute it
-  // runs beside (overlap_slowdown of its duration), and what exceeds the compute is exposed.
-  const double slow = perf.overlap_slowdown;
-  auto overlapped = [slow](double comm, double compute) {
-    comm = std::max(0.0, comm);
-    return std::max(0.0, comm - compute) + slow * std::min(comm, compute);
-  };
-  auto tp_exposed = [&](double comm, double compute) { return in.time.tp_overlap ? overlapped(comm, compute) : comm; };
-  const double cp_f = std::max(0.0, cp_layer_f - core.f);
-  const double cp_b = std::max(0.0, 2 * cp_layer_f - core.b);
-
-  // Per pipeline stage, one microbatch.
-  const std::size_t p = stages.size();
   // Microbatches per pipeline and step, as estimate_memory counts them.
-  const double mb = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
-  const double v = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
-  const double grad_bytes = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
-  const double weight_bytes = tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  mb_ = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
+  v_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
+  grad_bytes_ = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
+  weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  edp_ = std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / ep * (s.tp / etp));
+
+  // Per pipeline stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
+  base_.resize(stages_.size());
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const memory::StageParams& sp = stages_[i];
+    Stage& b = base_[i];
+    b.layers = static_cast<double>(sp.layers);
+    b.moe_layers = static_cast<double>(sp.moe_layers);
+    const double dense_layers = b.layers - b.moe_layers;
+    b.fwd = dense_layers * dense.f + b.moe_layers * moe.f;
+    b.bwd = dense_layers * dense.b + b.moe_layers * moe.b;
+    if (sp.first) {
+      b.fwd += embed.f;
+      b.bwd += embed.b;
+    }
+    if (sp.last) {
+      b.fwd += head.f;
+      b.bwd += head.b;
+    }
+    // The vocabulary-parallel embedding all-reduces its output and the loss all-reduces three per-token scalars.
+    if (l.tp > 1 && sp.first) b.tp_first_last += coll(Collective::allreduce, act_bytes, place.tp);
+    if (l.tp > 1 && sp.last) b.tp_first_last += 3 * coll(Collective::allreduce, s.tokens * 4, place.tp);
+    b.layer_kernels = dense_layers * dense_kernels + b.moe_layers * moe_kernels;
+    b.fwd_kernels = b.layer_kernels + (sp.first ? embed_kernels : 0) + (sp.last ? head_kernels : 0);
+  }
+  // Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered
+  // over the TP ranks, as Megatron-LM's scatter-gather optimization does).
+  const std::size_t p = stages_.size();
+  if (p > 1) {
+    const double bytes = act_bytes / s.tp;
+    pp_comm_ = 2 * (mb_ * v_ + static_cast<double>(p - 1)) * coll(Collective::sendrecv, bytes, place.pp);
+  }
+  if (p > 1 && m.tied_embeddings)
+    embed_sync_ = coll(Collective::allreduce, vocab_t * width_ * grad_bytes_, place.pp);
+  // Buckets hold dp_bucket_elements gradient elements; the same byte count bounds the weight all-gather's.
+  bucket_bytes_ = perf.dp_bucket_elements * grad_bytes_;
+}
+
+double StepModel::bucket_time(Collective c, double bytes, double& full) const {
+  if (bytes < bucket_bytes_) return coll_(c, bytes, place_.dp);
+  if (full < 0) full = coll_(c, bucket_bytes_, place_.dp);
+  return full;
+}
+
+const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int family) const {
+  DpCollectives& d = base_[i].dp[static_cast<std::size_t>(family)];
+  if (d.priced) return d;
+  const memory::StageParams& sp = stages_[i];
+  // Stages holding the same parameters (the middle ones) move the same bytes.
+  if (i > 0 && stages_[i - 1].dense == sp.dense && stages_[i - 1].expert == sp.expert) {
+    d = dp_collectives(i - 1, family);
+    return d;
+  }
+  const double g_dense = sp.dense * grad_bytes_, g_expert = sp.expert * grad_bytes_;
+  const double w_dense = sp.dense * weight_bytes_;
+  CommMemo& coll = coll_;
+  if (family == 0) {
+    d.reduce = coll(Collective::allreduce, g_dense, place_.dp) + coll(Collective::allreduce, g_expert, place_.edp);
+    d.reduce_bucket = bucket_time(Collective::allreduce, g_dense, full_reduce_bucket_[0]);
+  } else {
+    // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
+    // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
+    d.reduce = coll(Collective::reducescatter, g_dense, place_.dp) +
+               coll(Collective::reducescatter, g_expert, place_.edp);
+    d.gather = coll(Collective::allgather, w_dense, place_.dp) +
+               coll(Collective::allgather, sp.expert * weight_bytes_, place_.edp);
+    d.reduce_bucket = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket_[1]);
+    d.gather_bucket = bucket_time(Collective::allgather, w_dense, full_gather_bucket_);
+  }
+  d.priced = true;
+  return d;
+}
+
+StepEstimate StepModel::time(const Layout& variant) const {
+  const EstimateInputs& in = *in_;
+  const ModelConfig& m = *in.memory.model;
+  const TrainingConfig& tr = in.memory.training;
+  const PerfConstants& perf = *perf_;
+  const Layout& l = l_;
+  const int zero = variant.zero;
+  const Recompute recompute = variant.recompute;
+  const Offload offload = variant.offload;
+  Machine mc;
+  mc.peak = peak_tflops_ * 1e12;
+  mc.hbm = hbm_Bps_;
+  mc.c = &perf;
+  const double slow = perf.overlap_slowdown;
+  // TP hides behind the layer's GEMMs with --tp-overlap, and only behind those: the norms, activations and
+  // attention core run between them and hide nothing. Across nodes the collective is priced on the network tier
+  // its group spans and still hides behind no more than that.
+  auto tp_exposed = [&](double comm, double compute) {
+    return tp_overlap_ ? overlapped(slow, comm, compute) : comm;
+  };
   const double dp = static_cast<double>(l.dp);
-  const double edp = std::max(1.0, dp * static_cast<double>(l.cp) / ep * (s.tp / etp));
+  const double host_Bps = host_Bps_;
 
   struct StageTime {
     double fwd = 0, bwd = 0, rec = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0, host = 0;
     double total() const { return fwd + bwd + rec + tp + cp + ep + zero3 + offload + host; }
   };
-  struct DpCollectives {
-    bool priced = false;
-    double dense = 0, expert = 0;  // the stage parameters they were priced for
-    double reduce = 0, reduce_bucket = 0, gather = 0, gather_bucket = 0;
-  } dpc;
-  // Buckets hold dp_bucket_elements gradient elements; the same byte count bounds the weight all-gather's.
-  const double bucket_bytes = perf.dp_bucket_elements * grad_bytes;
-  double full_reduce_bucket = -1, full_gather_bucket = -1;
+  StepEstimate r;
+  r.peak_tflops = peak_tflops_;
   double t_max = 0, t_sum = 0, bwd_sum = 0;
   StageTime slowest;
   double dp_exposed = 0, optimizer = 0, offload_step = 0;
   double hw_recompute_flops = 0;  // per microbatch, summed over stages (for HFU)
+  const std::size_t p = stages_.size();
   for (std::size_t i = 0; i < p; ++i) {
-    const memory::StageParams& sp = stages[i];
-    const double layers = static_cast<double>(sp.layers);
-    const double moe_layers = static_cast<double>(sp.moe_layers);
-    const double dense_layers = layers - moe_layers;
+    const memory::StageParams& sp = stages_[i];
+    const Stage& b = base_[i];
+    const double layers = b.layers, moe_layers = b.moe_layers;
     StageTime st;
-    st.fwd = dense_layers * dense.f + moe_layers * moe.f;
-    st.bwd = dense_layers * dense.b + moe_layers * moe.b;
+    st.fwd = b.fwd;
+    st.bwd = b.bwd;
     double recomputed = 0;
-    if (l.recompute == Recompute::full) {
-      recomputed = l.recompute_layers < 0 ? layers : std::min(layers, static_cast<double>(l.recompute_layers));
+    if (recompute == Recompute::full) {
+      recomputed = variant.recompute_layers < 0 ? layers : std::min(layers, static_cast<double>(variant.recompute_layers));
       const double moe_share = layers > 0 ? moe_layers / layers : 0;
-      st.rec = recomputed * ((1 - moe_share) * dense.f + moe_share * moe.f);
-    } else if (l.recompute == Recompute::selective) {
-      st.rec = layers * core.f;
+      st.rec = recomputed * ((1 - moe_share) * dense_f_ + moe_share * moe_f_);
+    } else if (recompute == Recompute::selective) {
+      st.rec = layers * core_f_;
     }
-    if (sp.first) {
-      st.fwd += embed.f;
-      st.bwd += embed.b;
-    }
-    if (sp.last) {
-      st.fwd += head.f;
-      st.bwd += head.b;
-    }
-    // TP: two collectives per layer forward, two backward, the forward ones again for recomputed layers; the
-    // vocabulary-parallel embedding all-reduces its output and the loss all-reduces three per-token scalars.
-    // Only the linear-layer GEMMs hide TP traffic (userbuffers split them into chunks pipelined with the
-    // collective); the norms, activations and attention core run between them and hide nothing. Across nodes
-    // the collective is priced on the network tier its group spans and still hides behind no more than that.
-    const double layer_gemm_f = dense.gemm_f;
-    st.tp = layers * (tp_exposed(tp_layer_f, layer_gemm_f) + tp_exposed(tp_layer_f, 2 * layer_gemm_f)) +
-            recomputed * tp_exposed(tp_layer_f, layer_gemm_f);
-    if (l.tp > 1 && sp.first) st.tp += coll(Collective::allreduce, act_bytes, place.tp);
-    if (l.tp > 1 && sp.last) st.tp += 3 * coll(Collective::allreduce, s.tokens * 4, place.tp);
-    st.cp = layers * (cp_f + cp_b) + recomputed * cp_f;
-    st.ep = moe_layers * 2 * ep_layer_f + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_layer_f;
+    // TP: two collectives per layer forward, two backward, the forward ones again for recomputed layers.
+    st.tp = layers * (tp_exposed(tp_layer_f_, layer_gemm_f_) + tp_exposed(tp_layer_f_, 2 * layer_gemm_f_)) +
+            recomputed * tp_exposed(tp_layer_f_, layer_gemm_f_) + b.tp_first_last;
+    st.cp = layers * (cp_f_ + cp_b_) + recomputed * cp_f_;
+    st.ep = moe_layers * 2 * ep_layer_f_ + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_layer_f_;
 
     // Data parallel. Local gradients: dense over the data x context group, experts over the expert-data group.
-    // Stages holding the same parameters (the middle ones) move the same bytes: priced once.
-    if (!(dpc.priced && dpc.dense == sp.dense && dpc.expert == sp.expert)) {
-      const double g_dense = sp.dense * grad_bytes, g_expert = sp.expert * grad_bytes;
-      const double w_dense = sp.dense * weight_bytes;
-      dpc = DpCollectives{true, sp.dense, sp.expert};
-      // A full bucket costs the same on every stage: priced once.
-      auto bucket_time = [&](Collective c, double bytes, double& full) {
-        if (bytes < bucket_bytes) return coll(c, bytes, place.dp);
-        if (full < 0) full = coll(c, bucket_bytes, place.dp);
-        return full;
-      };
-      if (l.zero == 0) {
-        dpc.reduce = coll(Collective::allreduce, g_dense, place.dp) + coll(Collective::allreduce, g_expert, place.edp);
-        dpc.reduce_bucket = bucket_time(Collective::allreduce, g_dense, full_reduce_bucket);
-      } else {
-        // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
-        // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
-        dpc.reduce = coll(Collective::reducescatter, g_dense, place.dp) +
-                     coll(Collective::reducescatter, g_expert, place.edp);
-        dpc.gather = coll(Collective::allgather, w_dense, place.dp) +
-                     coll(Collective::allgather, sp.expert * weight_bytes, place.edp);
-        if (l.zero != 3) {
-          dpc.reduce_bucket = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket);
-          dpc.gather_bucket = bucket_time(Collective::allgather, w_dense, full_gather_bucket);
-        }
-      }
-    }
+    const DpCollectives& dpc = dp_collectives(i, zero == 0 ? 0 : 1);
     double dp_t = 0, dp_bucket = 0, ag_t = 0, ag_bucket = 0;
-    if (l.zero == 0) {
+    if (zero == 0) {
       dp_t = dpc.reduce;
       dp_bucket = dpc.reduce_bucket;
-    } else {
+    } else if (zero == 3) {
+      // Gathers are prefetched one layer ahead, so the first layer's gather waits in each pass; the rest hides
+      // behind the compute of the pass only as far as it is shorter, and slows that compute while it runs.
       const double rs = dpc.reduce, ag = dpc.gather;
-      if (l.zero == 3) {
-        // Gathers are prefetched one layer ahead, so the first layer's gather waits in each pass; the rest hides
-        // behind the compute of the pass only as far as it is shorter, and slows that compute while it runs.
-        const double first = layers > 0 ? ag / layers : ag;
-        st.zero3 = 2 * first + overlapped(ag - first, st.fwd) + overlapped(ag - first + rs, st.bwd + st.rec);
-      } else {
-        dp_t = rs;
-        dp_bucket = dpc.reduce_bucket;
-        ag_t = ag;
-        ag_bucket = dpc.gather_bucket;
-      }
+      const double first = layers > 0 ? ag / layers : ag;
+      st.zero3 = 2 * first + overlapped(slow, ag - first, st.fwd) + overlapped(slow, ag - first + rs, st.bwd + st.rec);
+    } else {
+      dp_t = dpc.reduce;
+      dp_bucket = dpc.reduce_bucket;
+      ag_t = dpc.gather;
+      ag_bucket = dpc.gather_bucket;
     }
     double exposed = 0;
-    if (in.time.dp_overlap) {
-      exposed = std::min(dp_t, dp_bucket + overlapped(dp_t - dp_bucket, st.bwd + st.rec)) +
-                std::min(ag_t, ag_bucket + overlapped(ag_t - ag_bucket, st.fwd));
+    if (dp_overlap_) {
+      exposed = std::min(dp_t, dp_bucket + overlapped(slow, dp_t - dp_bucket, st.bwd + st.rec)) +
+                std::min(ag_t, ag_bucket + overlapped(slow, ag_t - ag_bucket, st.fwd));
     } else {
       exposed = dp_t + ag_t;
     }
@@ -547,27 +578,24 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
     dp_exposed = std::max(dp_exposed, exposed - bwd_sum);
 
     // Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
-    const double shard = sp.dense / (l.zero >= 1 ? dp * static_cast<double>(l.cp) : 1.0) + sp.expert / (l.zero >= 1 ? edp : 1.0);
-    const double host_Bps = in.gpu.host_per_direction_GBps * 1e9 * perf.host_link_efficiency;
-    if (l.offload == Offload::none) {
+    const double shard = sp.dense / (zero >= 1 ? dp * static_cast<double>(l.cp) : 1.0) + sp.expert / (zero >= 1 ? edp_ : 1.0);
+    if (offload == Offload::none) {
       optimizer = std::max(optimizer, mem_s(mc, shard * perf.optimizer_bytes_per_param, 8));
     } else {
       optimizer = std::max(optimizer, shard / perf.cpu_adam_params_per_s);
       if (host_Bps > 0) {
-        const double down = shard * grad_bytes / host_Bps, up = shard * weight_bytes / host_Bps;
+        const double down = shard * grad_bytes_ / host_Bps, up = shard * weight_bytes_ / host_Bps;
         offload_step = std::max(offload_step, std::max(0.0, down - st.bwd) + up);
-        if (l.offload == Offload::optimizer_and_params) {
+        if (offload == Offload::optimizer_and_params) {
           // Weights streamed in for each microbatch's forward and backward, overlapped with that compute.
-          const double stream = (sp.dense + sp.expert) * weight_bytes / host_Bps;
+          const double stream = (sp.dense + sp.expert) * weight_bytes_ / host_Bps;
           st.offload = std::max(0.0, stream - st.fwd) + std::max(0.0, stream - st.bwd - st.rec);
         }
       }
     }
     {
-      const double layer_kernels = dense_layers * dense_kernels + moe_layers * moe_kernels;
-      const double fwd_kernels = layer_kernels + (sp.first ? embed_kernels : 0) + (sp.last ? head_kernels : 0);
-      const double rec_kernels = layers > 0 ? recomputed * layer_kernels / layers : 0;
-      const double host = (3 * fwd_kernels + rec_kernels) * perf.host_op_s;
+      const double rec_kernels = layers > 0 ? recomputed * b.layer_kernels / layers : 0;
+      const double host = (3 * b.fwd_kernels + rec_kernels) * perf.host_op_s;
       const double gpu = st.fwd + st.bwd + st.rec + st.tp + st.cp + st.ep + st.zero3 + st.offload;
       st.host = std::max(0.0, host - gpu);
     }
@@ -581,17 +609,8 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
     }
   }
   const double t_avg = t_sum / static_cast<double>(p);
-  const double bubble = static_cast<double>(p - 1) * t_avg / v;
-  // Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered
-  // over the TP ranks, as Megatron-LM's scatter-gather optimization does).
-  double pp_comm = 0;
-  if (p > 1) {
-    const double bytes = act_bytes / s.tp;
-    pp_comm = 2 * (mb * v + static_cast<double>(p - 1)) * coll(Collective::sendrecv, bytes, place.pp);
-  }
-  double embed_sync = 0;
-  if (p > 1 && m.tied_embeddings)
-    embed_sync = coll(Collective::allreduce, vocab_t * width * grad_bytes, place.pp);
+  const double bubble = static_cast<double>(p - 1) * t_avg / v_;
+  const double mb = mb_;
 
   std::size_t term = 0;
   auto add = [&](std::string_view name, double t) { r.breakdown.at(term++) = TimeTerm{name, t}; };
@@ -605,9 +624,9 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
   add("offload_stream", mb * slowest.offload);
   add("host_bound", mb * slowest.host);
   add("pipeline_bubble", bubble);
-  add("pp_comm", pp_comm);
+  add("pp_comm", pp_comm_);
   add("dp_comm", dp_exposed);
-  add("embedding_sync", embed_sync);
+  add("embedding_sync", embed_sync_);
   add("optimizer", optimizer + offload_step);
   add("overhead", perf.step_overhead_s);
   double step = 0;
@@ -619,25 +638,33 @@ StepEstimate step_estimate(const EstimateInputs& in, bool with_memory) {
   const double gpus = static_cast<double>(l.gpus);
   r.tokens_per_s = tokens / step;
   r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
-  r.model_tflops_per_gpu = fpt.training * tokens / step / gpus / 1e12;
+  r.model_tflops_per_gpu = fpt_.training * tokens / step / gpus / 1e12;
   // Hardware FLOPs add the recomputed forward: whole layers (full) or the attention core (selective).
   const double layers_total = static_cast<double>(m.layers);
-  const double head_fwd = 2 * static_cast<double>(m.vocab) * width;
+  const double head_fwd = 2 * static_cast<double>(m.vocab) * width_;
   double extra_per_token = 0;
-  if (l.recompute == Recompute::full)
-    extra_per_token = (fpt.forward - head_fwd) * hw_recompute_flops / layers_total;
-  else if (l.recompute == Recompute::selective)
-    extra_per_token = fpt.attention_forward;
-  r.hardware_tflops_per_gpu = (fpt.training + extra_per_token) * tokens / step / gpus / 1e12;
+  if (recompute == Recompute::full)
+    extra_per_token = (fpt_.forward - head_fwd) * hw_recompute_flops / layers_total;
+  else if (recompute == Recompute::selective)
+    extra_per_token = fpt_.attention_forward;
+  r.hardware_tflops_per_gpu = (fpt_.training + extra_per_token) * tokens / step / gpus / 1e12;
   r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
   return r;
 }
 
-}  // namespace
+}  // namespace perf
 
-StepEstimate estimate_step(const EstimateInputs& in) { return step_estimate(in, true); }
+StepEstimate estimate_step(const EstimateInputs& in) {
+  const perf::StepModel model(in);
+  StepEstimate r = model.time(model.layout());
+  r.memory = memory::estimate_with_stages(in.memory, model.layout(), false, model.stages());
+  return r;
+}
 
-StepEstimate estimate_step_time(const EstimateInputs& in) { return step_estimate(in, false); }
+StepEstimate estimate_step_time(const EstimateInputs& in) {
+  const perf::StepModel model(in);
+  return model.time(model.layout());
+}
 
 }  // namespace gpuplan

@@ -258,7 +258,17 @@ double Evaluator::variant_lower_bound_s(EstimateInputs& est, const Shape& s, std
   v.sp = sp;
   v.tp_overlap = tp_overlap;
   set_layout(est, s, v);
-  const StepEstimate e = estimate_step_time(est);
+  const perf::StepModel model(est);
+  return variant_lower_bound_s(model);
+}
+
+double Evaluator::variant_lower_bound_s(const perf::StepModel& model) {
+  Layout plain = model.layout();
+  plain.zero = 0;
+  plain.offload = Offload::none;
+  plain.recompute = Recompute::none;
+  plain.recompute_layers = -1;
+  const StepEstimate e = model.time(plain);
   double bound = e.step_s;
   for (const auto& [name, t] : e.breakdown)
     if (name == "dp_comm" || name == "optimizer") bound -= t;

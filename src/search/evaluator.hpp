@@ -9,6 +9,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/plan.hpp"
 #include "memory/internal.hpp"
+#include "perf/step_model.hpp"
 
 namespace gpuplan::search {
 
@@ -81,6 +82,8 @@ class Evaluator {
   // that layout.
   double variant_lower_bound_s(EstimateInputs& est, const Shape& shape, std::int64_t micro_batch, bool sp,
                                bool tp_overlap) const;
+  // The same bound from the step model of any layout of that shape, micro-batch, sequence parallelism and overlap.
+  static double variant_lower_bound_s(const perf::StepModel& model);
   double score(const Shape& shape, double step_s) const;    // the objective (smaller is better)
   double cost_per_mtokens(const Shape& shape, double step_s) const;   // dollars (0 without a price)
 

@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -246,7 +248,7 @@ class Worker {
     c.shape_index = shape_index;
     c.variant = v;
     c.memory_bytes = mem.total;
-    c.step_s = Evaluator::step_s(est_);
+    c.step_s = model(v.sp, v.tp_overlap).time(est_.memory.layout).step_s;
     c.score = ev_.score(s, c.step_s);
     c.key = key_of(s, v);
     push(std::move(c));
@@ -260,6 +262,7 @@ class Worker {
     const std::uint64_t rc_n = sp_.rc_count(s);
     const std::int64_t lps = s.layers_per_stage;
     have_[0] = have_[1] = have_[2] = have_[3] = false;
+    for (auto& m : models_) m.reset();
     // Lower bounds of every (sequence parallelism, overlap) choice: the whole item is skipped when none can beat
     // the k-th best.
     double floor = 0;
@@ -272,7 +275,11 @@ class Worker {
       double best = std::numeric_limits<double>::infinity();
       for (const auto& [sp, ov] : spov) {
         double& b = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
-        b = ev_.variant_lower_bound_s(est_, s, mb, sp, ov);
+        Variant probe = plain;
+        probe.sp = sp;
+        probe.tp_overlap = ov;
+        ev_.set_layout(est_, s, probe);
+        b = Evaluator::variant_lower_bound_s(model(sp, ov));
         best = std::min(best, b);
       }
       if (ev_.score(s, best) > threshold()) {
@@ -388,6 +395,17 @@ class Worker {
   std::vector<StageActs> acts_[4];
   bool have_[4] = {false, false, false, false};
   EstimateInputs est_;   // estimate_step's inputs, pointed at one layout at a time
+  // The step models of the current item (shape and micro-batch), one per (sequence parallelism, TP overlap): every
+  // ZeRO stage, offload and recomputation of the item is timed by one of them.
+  std::array<std::unique_ptr<perf::StepModel>, 4> models_;
+
+  // The model for `sp` and `tp_overlap`, built from est_ (which must hold a layout of the current item with them)
+  // the first time it is asked for.
+  const perf::StepModel& model(bool sp, bool tp_overlap) {
+    auto& m = models_[(sp ? 2 : 0) + (tp_overlap ? 1 : 0)];
+    if (!m) m = std::make_unique<perf::StepModel>(est_);
+    return *m;
+  }
 };
 
 }  // namespace
