@@ -80,6 +80,18 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
     prepare_estimate(fresh);
     const double step = search::Evaluator::step_s(est);
     ASSERT_EQ(step, estimate_step(fresh).step_s);
+    // The search times a variant with the step model of another variant of its (shape, micro-batch, sequence
+    // parallelism, overlap): the plainest one here (ZeRO 0, no offload or recomputation). Exactly the same time.
+    {
+      search::Variant first;
+      first.micro_batch = v.micro_batch;
+      first.sp = v.sp;
+      first.tp_overlap = v.tp_overlap;
+      EstimateInputs ef = ev.estimate_inputs();
+      ev.set_layout(ef, s, first);
+      const perf::StepModel model(ef);
+      ASSERT_EQ(model.time(est.memory.layout).step_s, step) << "zero " << v.zero << " rc " << static_cast<int>(v.recompute);
+    }
     // The lower bound never exceeds it.
     const double lb = search::Evaluator::step_lower_bound_s(est);
     EXPECT_LE(lb, step);
