@@ -98,10 +98,11 @@ Cost attention_core(const Machine& mc, const ModelConfig& m, const Shapes& s) {
   Cost c;
   if (s.flash) {
     // Causal kernels skip the masked half of the s x s product; the backward recomputes the scores (2.5x FLOPs).
-    // Each kernel call sees s_loc keys: the whole sequence, or under context parallelism one 1/cp chunk per ring
-    // step (cp calls), and short key ranges fill the GPU less.
+    // A kernel call sees the whole sequence; under context parallelism one ring step (cp calls), on chunks of
+    // s / (2 cp) tokens: Megatron-LM splits the sequence into 2 cp chunks and gives rank i chunks i and 2cp-1-i
+    // to balance the causal work (get_batch_on_this_cp_rank). Short chunks fill the GPU less.
     const double flops = 2 * s.tokens * s.s_kv * heads * (qk + v) * 0.5;
-    const double keys = s.s_loc;
+    const double keys = s.s_loc < s.s_kv ? s.s_loc / 2 : s.s_loc;
     const double efficiency = mc.c->flash_attention_efficiency * keys / (keys + mc.c->flash_attention_half_length);
     const double t = flops / (mc.peak * efficiency);
     const double calls = s.s_kv / s.s_loc;
