@@ -37,7 +37,7 @@ struct PerfConstants {
                                          // runs asynchronously behind it, so a microbatch takes max(GPU, host)
   double optimizer_bytes_per_param = 0;  // HBM traffic of one mixed-precision Adam step per local parameter
   double host_link_efficiency = 0;       // fraction of the host-link rate offload copies reach
-  double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per GPU
+  double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per node
   double dp_bucket_elements = 0;         // gradient bucket in elements (the last one is exposed when overlapped)
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and

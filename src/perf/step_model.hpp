@@ -68,6 +68,7 @@ class StepModel {
   const EstimateInputs* in_;     // its model and training setup; the time options are copied below
   bool tp_overlap_ = false, dp_overlap_ = true;
   double host_Bps_ = 0;          // host link per direction, at host_link_efficiency
+  double host_sharers_ = 1;      // GPUs of a node whose offloaded optimizer steps share its CPUs
   Layout l_;
   RankPlacement place_;
   std::optional<ParamCounts> counted_;

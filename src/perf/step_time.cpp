@@ -322,6 +322,7 @@ StepModel::StepModel(const EstimateInputs& in)
                      "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
   place_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
+  host_sharers_ = static_cast<double>(std::min(gpus_per_node, std::max<std::int64_t>(1, l.gpus)));
   const RankPlacement& place = place_;
 
   if (!in.memory.counts) counted_ = count_params(m);
@@ -583,7 +584,7 @@ StepEstimate StepModel::time(const Layout& variant) const {
     if (offload == Offload::none) {
       optimizer = std::max(optimizer, mem_s(mc, shard * perf.optimizer_bytes_per_param, 8));
     } else {
-      optimizer = std::max(optimizer, shard / perf.cpu_adam_params_per_s);
+      optimizer = std::max(optimizer, shard * host_sharers_ / perf.cpu_adam_params_per_s);  // the node's CPUs, shared
       if (host_Bps > 0) {
         const double down = shard * grad_bytes_ / host_Bps, up = shard * weight_bytes_ / host_Bps;
         offload_step = std::max(offload_step, std::max(0.0, down - st.bwd) + up);
