@@ -46,6 +46,8 @@ class GroupCollective {
  public:
   // Throws InputError when the group does not fit the fabric.
   GroupCollective(const Fabric& fabric, Collective collective, const GroupPlacement& group);
+  // Another collective on the group of `same_group` (its placement set up already).
+  GroupCollective(const GroupCollective& same_group, Collective collective);
   // The fastest pair's time at `bytes` (nccl-tests' size), calibration applied; throws InputError for a size that
   // is not a finite number >= 0.
   double time_s(double bytes) const;
@@ -60,6 +62,8 @@ class GroupCollective {
   double term_time_s(int i, double bytes, double* latency_s = nullptr) const;
 
  private:
+  void add_terms();
+
   static constexpr int kCapacity = 16;
   const Fabric* f_;
   Setup s_;

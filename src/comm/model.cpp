@@ -311,14 +311,25 @@ void apply_calibration(const Fabric& f, const Setup& s, double bytes, Candidate&
 
 GroupCollective::GroupCollective(const Fabric& fabric, Collective collective, const GroupPlacement& group)
     : f_(&fabric), s_(make_setup(fabric, collective, group)) {
+  add_terms();
+}
+
+GroupCollective::GroupCollective(const GroupCollective& same_group, Collective collective)
+    : f_(same_group.f_), s_(same_group.s_) {
+  s_.coll = collective;
+  s_.factor = busbw_factor(collective, s_.n);
+  add_terms();
+}
+
+void GroupCollective::add_terms() {
   if (s_.n <= 1) return;  // one rank: nothing moves
-  if (collective == Collective::alltoall || collective == Collective::sendrecv) {
+  if (s_.coll == Collective::alltoall || s_.coll == Collective::sendrecv) {
     p2p(s_, *this);
   } else {
     ring(s_, *this);
     tree(s_, *this);
-    nvls(fabric, s_, *this);
-    hierarchical(fabric, s_, *this);
+    nvls(*f_, s_, *this);
+    hierarchical(*f_, s_, *this);
   }
 }
 

@@ -288,11 +288,19 @@ double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g)
       return e.group->time_s(bytes);
   }
   if (n_ == kSize) return collective_time_s(*f_, c, bytes, g);
+  // Another collective on a group already set up shares its placement.
+  const comm::GroupCollective* same = nullptr;
+  for (int i = 0; i < n_ && same == nullptr; ++i) {
+    const Entry& e = e_[static_cast<std::size_t>(i)];
+    if (e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node && e.concurrent == g.concurrent_groups_per_node)
+      same = &*e.group;
+  }
   Entry& e = e_[static_cast<std::size_t>(n_++)];  // set field by field: the group is large
   e.c = c;
   e.ranks = g.ranks;
   e.ranks_per_node = g.ranks_per_node;
   e.concurrent = g.concurrent_groups_per_node;
+  if (same != nullptr) return e.group.emplace(*same, c).time_s(bytes);
   return e.group.emplace(*f_, c, g).time_s(bytes);
 }
 
