@@ -29,14 +29,14 @@ struct Setup {
   double factor = 1;              // nccl-tests busbw factor
 };
 
-// One (algorithm, protocol) pair: t(S) = latency + S x per_byte / (tree ? tree correction of S : 1), with the
-// ring's multi-node Simple latency factor applying from a size on (NCCL's tuning model, src/graph/tuning.cc).
+// One (algorithm, protocol) pair: t(S) = latency + S x seconds_per_byte / (tree ? tree correction of S : 1),
+// with the ring's multi-node Simple latency factor applying from a size on (NCCL's tuning model,
+// src/graph/tuning.cc).
 struct Term {
   Algo algo;
   int proto;
   double latency_s;
-  double per_byte;                // numerator over bytes_per_s
-  double bytes_per_s;
+  double seconds_per_byte;
   double large_from_bytes;        // from this size on the latency is large_latency_s
   double large_latency_s;
   bool tree_corrected;

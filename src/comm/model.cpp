@@ -130,7 +130,7 @@ double gbps(double GBps) { return GBps * 1e9; }
 
 // A term whose time is latency + S x per_byte / bytes_per_s at every size.
 Term linear_term(Algo algo, int proto, double latency_s, double per_byte, double bytes_per_s) {
-  return Term{algo, proto, latency_s, per_byte, bytes_per_s, kNever, latency_s, false};
+  return Term{algo, proto, latency_s, per_byte / bytes_per_s, kNever, latency_s, false};
 }
 
 int channels(const Setup& s, double bus, bool inter) {
@@ -336,9 +336,9 @@ void GroupCollective::add_terms() {
 double GroupCollective::term_time_s(int i, double bytes, double* latency_s) const {
   const Term& t = terms_[i];
   const double lat = bytes >= t.large_from_bytes ? t.large_latency_s : t.latency_s;
-  const double rate = t.tree_corrected ? t.bytes_per_s * tree_correction(*s_.C, bytes, t.proto) : t.bytes_per_s;
+  const double per_byte = t.tree_corrected ? t.seconds_per_byte / tree_correction(*s_.C, bytes, t.proto) : t.seconds_per_byte;
   if (latency_s) *latency_s = lat;
-  return lat + bytes * t.per_byte / rate;
+  return lat + bytes * per_byte;
 }
 
 double GroupCollective::time_s(double bytes) const {
@@ -349,9 +349,9 @@ double GroupCollective::time_s(double bytes) const {
   for (int i = 0; i < n_; ++i) {
     const Term& t = terms_[i];
     const double lat = bytes >= t.large_from_bytes ? t.large_latency_s : t.latency_s;
-    double rate = t.bytes_per_s;
-    if (t.tree_corrected) rate *= tree_correction(*s_.C, bytes, t.proto);
-    const double time = lat + bytes * t.per_byte / rate;
+    double per_byte = t.seconds_per_byte;
+    if (t.tree_corrected) per_byte /= tree_correction(*s_.C, bytes, t.proto);
+    const double time = lat + bytes * per_byte;
     if (i == 0 || time < best_t) {
       best = i;
       best_t = time;
