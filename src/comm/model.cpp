@@ -347,11 +347,8 @@ double GroupCollective::time_s(double bytes) const {
   int best = 0;
   double best_t = 0, best_lat = 0;
   for (int i = 0; i < n_; ++i) {
-    const Term& t = terms_[i];
-    const double lat = bytes >= t.large_from_bytes ? t.large_latency_s : t.latency_s;
-    double per_byte = t.seconds_per_byte;
-    if (t.tree_corrected) per_byte /= tree_correction(*s_.C, bytes, t.proto);
-    const double time = lat + bytes * per_byte;
+    double lat = 0;
+    const double time = term_time_s(i, bytes, &lat);
     if (i == 0 || time < best_t) {
       best = i;
       best_t = time;
