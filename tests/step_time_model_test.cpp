@@ -124,6 +124,40 @@ TEST(StepTime, DgxCloudH100WithinTenPercent) {
   }
 }
 
+TEST(StepTime, FlashAttentionByKeysPerCall) {
+  // Selective recomputation re-runs exactly the attention core, so the `recompute` term of one microbatch is
+  // layers x (t + calls x kernel overhead), t = causal FLOPs / (peak x efficiency x L / (L + half length)).
+  // Without context parallelism one call sees all 4096 keys; with cp = 2 each rank runs 2 ring steps on
+  // Megatron's load-balanced chunks of 4096 / (2 x 2) = 1024 keys, for its 2048 queries.
+  auto recompute_s = [](std::int64_t cp) {
+    EstimateInputs in;
+    in.memory.model = model_from_catalog("llama-3.1-8b");
+    in.memory.training.seq_len = 4096;
+    in.memory.training.global_batch = 1;
+    in.memory.layout.gpus = cp;
+    in.memory.layout.cp = cp;
+    in.memory.layout.recompute = Recompute::selective;
+    in.memory.overheads = default_overheads();
+    const Cluster cl = make_cluster("dgx-h100", 1);
+    in.gpu = cl.gpu;
+    in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
+    in.fabric = fabric_from_cluster(cl);
+    prepare_estimate(in);
+    for (const auto& t : estimate_step(in).breakdown)
+      if (t.name == "recompute") return t.seconds;
+    return -1.0;
+  };
+  const PerfConstants c = perf_constants(make_cluster("dgx-h100", 1).gpu);
+  const double peak = 989.4e12;  // H100 SXM dense bf16 (catalog)
+  auto core = [&](double queries, double keys_per_call, double calls) {
+    const double flops = 2 * queries * 4096 * 32 * (128 + 128) * 0.5;  // 32 heads of 128, causal half
+    const double efficiency = c.flash_attention_efficiency * keys_per_call / (keys_per_call + c.flash_attention_half_length);
+    return flops / (peak * efficiency) + calls * c.kernel_overhead_s;
+  };
+  EXPECT_NEAR(recompute_s(1), 32 * core(4096, 4096, 1), 1e-9);
+  EXPECT_NEAR(recompute_s(2), 32 * core(2048, 1024, 2), 1e-9);
+}
+
 TEST(StepTime, WeightGradientsAccumulateIntoTheMainGradient) {
   // Megatron-LM's gradient-accumulation fusion: each weight-gradient GEMM reads and writes the fp32 main gradient.
   // Half-precision gradients halve that traffic: the backward pass gets cheaper, the forward pass does not change.
