@@ -137,8 +137,7 @@ Cost linear(const Machine& mc, const Shapes& s, double m, double n, double k, do
 }
 
 // One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
-Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, const Shapes& s, bool moe,
-                double ep, double etp) {
+Cost layer_body(const Machine& mc, const ModelConfig& m, const Shapes& s, bool moe, double ep, double etp) {
   const double h = s.h;
   const double T = s.tokens;
   const double tp = s.tp;
@@ -178,7 +177,6 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const ParamCounts& pc, 
     c.f += permute;
     c.b += 2 * permute;
   }
-  (void)pc;
   // Memory-bound kernels. Under sequence parallelism norms, dropout and residuals see T / tp tokens.
   const double tn = s.sp ? T / tp : T;
   const double norms = static_cast<double>(m.norms_per_layer);
@@ -281,26 +279,21 @@ namespace perf {
 
 double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
   if (!(bytes > 0) || g.ranks <= 1) return 0;
+  const comm::GroupCollective* same_group = nullptr;  // another collective on this group: its placement is set up
   for (int i = 0; i < n_; ++i) {
     const Entry& e = e_[static_cast<std::size_t>(i)];
-    if (e.c == c && e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node &&
-        e.concurrent == g.concurrent_groups_per_node)
-      return e.group->time_s(bytes);
+    if (e.ranks != g.ranks || e.ranks_per_node != g.ranks_per_node || e.concurrent != g.concurrent_groups_per_node)
+      continue;
+    if (e.c == c) return e.group->time_s(bytes);
+    same_group = &*e.group;
   }
   if (n_ == kSize) return collective_time_s(*f_, c, bytes, g);
-  // Another collective on a group already set up shares its placement.
-  const comm::GroupCollective* same = nullptr;
-  for (int i = 0; i < n_ && same == nullptr; ++i) {
-    const Entry& e = e_[static_cast<std::size_t>(i)];
-    if (e.ranks == g.ranks && e.ranks_per_node == g.ranks_per_node && e.concurrent == g.concurrent_groups_per_node)
-      same = &*e.group;
-  }
   Entry& e = e_[static_cast<std::size_t>(n_++)];  // set field by field: the group is large
   e.c = c;
   e.ranks = g.ranks;
   e.ranks_per_node = g.ranks_per_node;
   e.concurrent = g.concurrent_groups_per_node;
-  if (same != nullptr) return e.group.emplace(*same, c).time_s(bytes);
+  if (same_group != nullptr) return e.group.emplace(*same_group, c).time_s(bytes);
   return e.group.emplace(*f_, c, g).time_s(bytes);
 }
 
@@ -368,11 +361,11 @@ StepModel::StepModel(const EstimateInputs& in)
 
   // Compute per layer kind, one microbatch.
   const Cost core = attention_core(mc, m, s);
-  Cost dense = layer_body(mc, m, pc, s, false, ep, etp);
+  Cost dense = layer_body(mc, m, s, false, ep, etp);
   dense += core;
   Cost moe{};
   if (m.is_moe()) {
-    moe = layer_body(mc, m, pc, s, true, ep, etp);
+    moe = layer_body(mc, m, s, true, ep, etp);
     moe += core;
   }
   dense_f_ = dense.f;
