@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 PY ?= /usr/bin/python3
 
-.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke clean
+.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke golden clean
 
 deps:
 	bash scripts/install-deps.sh
@@ -36,6 +36,9 @@ fuzz-smoke: deps
 	bash scripts/fuzz-smoke.sh
 
 test: unit-test asan-test validation fuzz-smoke
+
+golden: build
+	$(PY) tests/golden/golden.py --gpuplan ./$(BUILD)/gpuplan --update
 
 bench: build
 	./$(BUILD)/gpuplan_bench
