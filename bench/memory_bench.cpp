@@ -9,6 +9,7 @@
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/report.hpp"
+#include "memory/memory_model.hpp"
 
 extern char** environ;
 
@@ -28,15 +29,26 @@ gpuplan::MemoryInputs llama70b_on_64() {
   in.layout.recompute = gpuplan::Recompute::selective;
   in.overheads = gpuplan::default_overheads();
   in.capacity_bytes = 85'520'809'984;
-  gpuplan::prepare_inputs(in);  // a loaded model: its parameter counts are known
   return in;
 }
 
+// One layout of a prepared job (its parameters counted once): the memory model of the layout, every stage.
 void BM_MemoryEvaluation(benchmark::State& state) {
+  const gpuplan::MemoryInputs in = llama70b_on_64();
+  const gpuplan::memory::MemoryJob job(in);
+  const gpuplan::Layout layout = gpuplan::resolve_layout(in);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(gpuplan::memory::MemoryModel(job, layout)
+                                 .report(gpuplan::memory::variant_of(layout, in.training.micro_batch), false));
+}
+BENCHMARK(BM_MemoryEvaluation);
+
+// estimate_memory as a one-off call: resolve the layout, count the parameters, report.
+void BM_EstimateMemory(benchmark::State& state) {
   const gpuplan::MemoryInputs in = llama70b_on_64();
   for (auto _ : state) benchmark::DoNotOptimize(gpuplan::estimate_memory(in));
 }
-BENCHMARK(BM_MemoryEvaluation);
+BENCHMARK(BM_EstimateMemory);
 
 // Everything `gpuplan memory --json` does after parsing its options, in process: load the model from the catalog,
 // estimate, look for fixes when it does not fit, render JSON.

@@ -131,7 +131,6 @@ void expect_estimate_step_times(const PlanInputs& in, const std::string& system,
     e.gpu = c.gpu;
     e.fabric = fabric_from_cluster(c);
     e.time.tp_overlap = p.tp_overlap;
-    prepare_estimate(e);
     const StepEstimate direct = estimate_step(e);
     EXPECT_EQ(p.time.step_s, direct.step_s) << layout_flags(p);
     EXPECT_EQ(p.time.breakdown, direct.breakdown) << layout_flags(p);

@@ -34,27 +34,27 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
   std::mt19937 rng(seed);
   for (int n = 0; n < samples; ++n) {
     const std::size_t i = rng() % space.shapes().size();
-    search::Shape s = space.shapes()[i];
-    ev.prepare(s);
+    const search::Shape& s = space.shapes()[i];
+    const memory::MemoryModel memory_model = ev.memory_model(s);
     const auto& mbs = space.micro_batches()[i];
     search::Variant v;
     v.micro_batch = mbs[rng() % mbs.size()];
     const auto& spov = space.spov(s);
     const auto& pick = spov[rng() % spov.size()];
-    v.sp = pick.first;
+    v.sequence_parallel = pick.first;
     v.tp_overlap = pick.second;
     const auto& zo = space.zero_offload()[rng() % space.zero_offload().size()];
     v.zero = zo.zero;
     v.offload = zo.offload;
-    v.target = zo.target;
+    v.offload_target = zo.target;
     const int rc = static_cast<int>(rng() % 3);
     v.recompute = rc == 0 ? Recompute::none : (rc == 1 ? Recompute::selective : Recompute::full);
     v.recompute_layers = -1;
     if (v.recompute == Recompute::full && rng() % 2 == 0)
       v.recompute_layers = 1 + static_cast<std::int64_t>(rng() % static_cast<unsigned>(s.layers_per_stage));
-    std::vector<search::StageActs> acts;
-    ev.stage_acts(s, v.micro_batch, v.sp, v.recompute == Recompute::selective, acts);
-    const search::MemoryResult lean = ev.memory(s, acts, v);
+    const memory::ActivationTable acts =
+        memory_model.activations(v.micro_batch, v.sequence_parallel, v.recompute == Recompute::selective);
+    const memory::MemoryPeak lean = memory_model.peak(acts, v);
 
     MemoryInputs mi = in.base;
     mi.layout = ev.layout_of(s, v);
@@ -66,9 +66,9 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
         << " k " << v.recompute_layers;
     double host = 0;
     for (const auto& st : full.stages) host = std::max(host, static_cast<double>(st.host + st.nvme));
-    EXPECT_NEAR(lean.host, host, 1.0 + 1e-9 * host);
+    EXPECT_NEAR(lean.host_bytes, host, 1.0 + 1e-9 * host);
     // The states-only bound never exceeds the real total.
-    EXPECT_LE(ev.states_lower_bound(s, v.zero, v.offload) * (1 - 1e-12), static_cast<double>(lean.total));
+    EXPECT_LE(memory_model.states_lower_bound(v.zero, v.offload) * (1 - 1e-12), static_cast<double>(lean.total));
     // The step time is estimate_step's on the inputs built from scratch, as `gpuplan estimate` builds them.
     EstimateInputs est = ev.estimate_inputs();
     ev.set_layout(est, s, v);
@@ -77,23 +77,22 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
     fresh.gpu = in.gpu;
     fresh.fabric = in.fabric;
     fresh.time.tp_overlap = v.tp_overlap && s.tp > 1;
-    prepare_estimate(fresh);
-    const double step = search::Evaluator::step_s(est);
+    const double step = estimate_step_time(est).step_s;
     ASSERT_EQ(step, estimate_step(fresh).step_s);
     // The search times a variant with the step model of another variant of its (shape, micro-batch, sequence
     // parallelism, overlap): the plainest one here (ZeRO 0, no offload or recomputation). Exactly the same time.
     {
       search::Variant first;
       first.micro_batch = v.micro_batch;
-      first.sp = v.sp;
+      first.sequence_parallel = v.sequence_parallel;
       first.tp_overlap = v.tp_overlap;
       EstimateInputs ef = ev.estimate_inputs();
       ev.set_layout(ef, s, first);
-      const perf::StepModel model(ef);
+      const perf::StepModel model(ef, ev.step_job());
       ASSERT_EQ(model.time(est.memory.layout).step_s, step) << "zero " << v.zero << " rc " << static_cast<int>(v.recompute);
     }
     // The lower bound never exceeds it.
-    const double lb = search::Evaluator::step_lower_bound_s(est);
+    const double lb = ev.step_lower_bound_s(est);
     EXPECT_LE(lb, step);
     // The bound of the (shape, micro-batch, sequence parallelism, overlap) group, plus what recomputation adds to
     // the FLOP floor, never exceeds the step time either.
@@ -102,8 +101,9 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
     none.recompute = Recompute::none;
     none.recompute_layers = -1;
     ev.set_layout(eg, s, none);
-    const double floor = search::Evaluator::step_lower_bound_s(eg);
-    const double group = ev.variant_lower_bound_s(eg, s, v.micro_batch, v.sp, v.tp_overlap);
+    const double floor = ev.step_lower_bound_s(eg);
+    const perf::StepModel group_model(eg, ev.step_job());
+    const double group = search::Evaluator::variant_lower_bound_s(group_model);
     EXPECT_LE(group + std::max(0.0, lb - floor), step);
     // What the pruning relies on: the bound of the item's plainest layout (no recomputation, ZeRO 0, no sequence
     // parallelism, overlap or offload) is at most the bound of every layout of the item, and the bound never falls
@@ -112,7 +112,7 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
     plain.micro_batch = v.micro_batch;
     EstimateInputs e0 = ev.estimate_inputs();
     ev.set_layout(e0, s, plain);
-    EXPECT_LE(search::Evaluator::step_lower_bound_s(e0), lb);
+    EXPECT_LE(ev.step_lower_bound_s(e0), lb);
     if (v.recompute == Recompute::full) {
       const std::int64_t k = v.recompute_layers < 0 ? s.layers_per_stage : v.recompute_layers;
       if (k < s.layers_per_stage) {
@@ -120,7 +120,7 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
         more.recompute_layers = k + 1 == s.layers_per_stage ? -1 : k + 1;
         EstimateInputs e1 = ev.estimate_inputs();
         ev.set_layout(e1, s, more);
-        EXPECT_LE(lb, search::Evaluator::step_lower_bound_s(e1));
+        EXPECT_LE(lb, ev.step_lower_bound_s(e1));
       }
     }
   }
@@ -149,22 +149,21 @@ TEST(SearchEvaluator, MemoryShrinksAndTheTimeBoundGrowsWithRecomputedLayers) {
   s.dp = 2;
   s.etp = 8;
   s.layers_per_stage = 20;
-  ev.prepare(s);
+  const memory::MemoryModel memory_model = ev.memory_model(s);
   search::Variant v;
   v.micro_batch = 1;
-  v.sp = true;
+  v.sequence_parallel = true;
   v.zero = 1;
   v.recompute = Recompute::full;
-  std::vector<search::StageActs> acts;
-  ev.stage_acts(s, 1, true, false, acts);
+  const memory::ActivationTable acts = memory_model.activations(1, true, false);
   bytes_t prev_mem = 0;
   double prev_time = 0;
   EstimateInputs est = ev.estimate_inputs();
   for (std::int64_t k = 1; k <= 20; ++k) {
     v.recompute_layers = k;
-    const bytes_t mem = ev.memory(s, acts, v).total;
+    const bytes_t mem = memory_model.peak(acts, v).total;
     ev.set_layout(est, s, v);
-    const double t = search::Evaluator::step_lower_bound_s(est);
+    const double t = ev.step_lower_bound_s(est);
     if (k > 1) {
       EXPECT_LE(mem, prev_mem);
       EXPECT_GE(t, prev_time);

@@ -29,10 +29,9 @@ TEST(StepTimeLowerBound, LinearLayerFlopsByHand) {
   in.gpu = c.gpu;
   in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
   in.fabric = fabric_from_cluster(c);
-  prepare_estimate(in);
   const double h = 2304, layers_per_stage = 12, tokens_per_replica = 64.0 / 2 * 2048;
   const double flops = 96 * h * h * layers_per_stage * tokens_per_replica / 2;  // / tp
-  const double rate = 312e12 * in.perf->gemm_max_efficiency;                   // A100 dense fp16 peak
+  const double rate = 312e12 * perf_constants(in.gpu).gemm_max_efficiency;                   // A100 dense fp16 peak
   EXPECT_NEAR(step_time_lower_bound_s(in), flops / rate, 1e-9 * flops / rate);
   EXPECT_LE(step_time_lower_bound_s(in), estimate_step(in).step_s);
 }
@@ -51,7 +50,6 @@ TEST(StepTimeLowerBound, NeverAboveTheEstimate) {
       in.gpu = c.gpu;
       in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
       in.fabric = fabric_from_cluster(c);
-      prepare_estimate(in);
       bases.push_back(in);
     }
   std::mt19937 rng(12345);

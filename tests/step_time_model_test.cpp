@@ -32,7 +32,6 @@ EstimateInputs gpt(const char* model, std::int64_t gpus, std::int64_t tp, std::i
   in.gpu = c.gpu;
   in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
   in.fabric = fabric_from_cluster(c);
-  prepare_estimate(in);
   return in;
 }
 
@@ -79,14 +78,12 @@ TEST(StepTime, KorthikantiTable5WithinTenPercent) {
     ModelConfig& m = *in.memory.model;
     m.hidden = c.h; m.layers = c.layers; m.heads = c.heads; m.kv_heads = c.heads; m.head_dim = 0; m.ffn_hidden = 4LL * c.h;
     m.vocab = 51200;
-    in.memory.counts.reset();
     in.memory.training.dropout = 0.1;
     in.memory.layout.vpp = c.vpp;
     in.memory.layout.schedule = c.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
     in.memory.layout.recompute = c.selective ? Recompute::selective : Recompute::full;
     in.memory.layout.sequence_parallel = c.selective;
     in.time.dp_overlap = false;
-    prepare_estimate(in);
     EXPECT_NEAR(estimate_step(in).step_s, c.seconds, 0.10 * c.seconds) << c.h << (c.selective ? " selective" : " full");
   }
 }
@@ -119,7 +116,6 @@ TEST(StepTime, DgxCloudH100WithinTenPercent) {
     in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
     in.fabric = fabric_from_cluster(cl);
     in.time.tp_overlap = true;
-    prepare_estimate(in);
     EXPECT_NEAR(estimate_step(in).step_s, c.seconds, 0.10 * c.seconds) << c.model;
   }
 }
@@ -142,7 +138,6 @@ TEST(StepTime, FlashAttentionByKeysPerCall) {
     in.gpu = cl.gpu;
     in.memory.capacity_bytes = cl.gpu.usable_memory_bytes;
     in.fabric = fabric_from_cluster(cl);
-    prepare_estimate(in);
     for (const auto& t : estimate_step(in).breakdown)
       if (t.name == "recompute") return t.seconds;
     return -1.0;
@@ -187,7 +182,7 @@ TEST(StepTime, OverlappedCommunicationIsNotFree) {
   const double hidden = part(estimate_step(in), "tp_comm");
   EXPECT_GT(exposed, 0);
   EXPECT_LT(hidden, exposed);
-  EXPECT_GE(hidden, in.perf->overlap_slowdown * exposed * (1 - 1e-9));
+  EXPECT_GE(hidden, perf_constants(in.gpu).overlap_slowdown * exposed * (1 - 1e-9));
   // ZeRO-3 over 4 nodes (one rank per node): each microbatch gathers the 2-byte weights forward and backward; the
   // first layer's gather of each pass waits, the rest slows the compute it hides behind, or is exposed.
   EstimateInputs z = gpt("megatron-gpt-7.5b", 32, 8, 1, 1, 4, 4);
@@ -195,10 +190,10 @@ TEST(StepTime, OverlappedCommunicationIsNotFree) {
   z.memory.layout.recompute = Recompute::none;
   const StepEstimate e = estimate_step(z);
   const RankPlacement pl = place_ranks(resolve_layout(z.memory), 8, parse_order("tp-cp-ep-dp-pp"));
-  const double weights = static_cast<double>(z.memory.counts->total) / 8 * 2;  // per TP rank, fp16
+  const double weights = static_cast<double>(count_params(*z.memory.model).total) / 8 * 2;  // per TP rank, fp16
   const double ag = collective_time_s(z.fabric, Collective::allgather, weights, pl.dp);
   const double layers = static_cast<double>(z.memory.model->layers);
-  EXPECT_GE(part(e, "zero3_comm"), (2 * ag / layers + z.perf->overlap_slowdown * 2 * ag * (1 - 1 / layers)) * 0.999);
+  EXPECT_GE(part(e, "zero3_comm"), (2 * ag / layers + perf_constants(z.gpu).overlap_slowdown * 2 * ag * (1 - 1 / layers)) * 0.999);
 }
 
 TEST(StepTime, OneF1BBubbleIsPMinusOneOverM) {
@@ -206,7 +201,6 @@ TEST(StepTime, OneF1BBubbleIsPMinusOneOverM) {
   EstimateInputs in = gpt("megatron-gpt-39b", 4, 1, 4, 1, 8, 1);
   in.memory.model->vocab = 128;  // embedding and head negligible: stages uniform
   in.memory.model->layers = 48;
-  prepare_estimate(in);
   auto part = [](const StepEstimate& e, const std::string& n) {
     for (const auto& [name, t] : e.breakdown)
       if (name == n) return t;
@@ -331,7 +325,6 @@ TEST(StepTime, MeasuredSingleNodeRanking) {
     e.memory.overheads = default_overheads();
     e.memory.capacity_bytes = node.gpu.usable_memory_bytes;
     e.gpu = node.gpu; e.fabric = fabric; e.time.dp_overlap = false;
-    prepare_estimate(e);
     rows.push_back({g * 100000 + gbs, ms, estimate_step(e).step_s * 1e3});
   }
   ASSERT_EQ(rows.size(), 180u);
@@ -382,7 +375,6 @@ TEST(StepTime, MeasuredSingleNodeWithCalibration) {
     e.memory.overheads = default_overheads();
     e.memory.capacity_bytes = node.gpu.usable_memory_bytes;
     e.gpu = node.gpu; e.fabric = fabric; e.time.dp_overlap = false; e.perf = perf;
-    prepare_estimate(e);
     rows.push_back({(g * 1000 + gbs) * 10000 + h + l, ms, estimate_step(e).step_s * 1e3});
   }
   ASSERT_EQ(rows.size(), 1440u);

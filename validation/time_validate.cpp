@@ -221,9 +221,7 @@ int main(int argc, char** argv) {
   std::vector<EstimateInputs> inputs, inputs_cal;
   for (const auto& r : rows) {
     inputs.push_back(vtrain_inputs(r, fabric, gpu));
-    prepare_estimate(inputs.back());
     inputs_cal.push_back(vtrain_inputs(r, fabric_cal, gpu));
-    prepare_estimate(inputs_cal.back());
   }
   const PerfConstants base = perf_constants(gpu);
   predict(rows, inputs, base);
@@ -311,7 +309,6 @@ int main(int argc, char** argv) {
     in.memory.layout.attention = Attention::eager;
     in.time.dp_overlap = p.overlap;
     in.perf = pc;
-    prepare_estimate(in);
     return estimate_step(in).hardware_tflops_per_gpu;
   };
   double pub_mape_u = 0, pub_mape_c = 0;
@@ -357,7 +354,6 @@ int main(int argc, char** argv) {
     in.memory.layout.attention = Attention::eager;
     in.time.dp_overlap = false;  // "we do not use any overlapping of gradient all-reduces" (section 6.3)
     in.perf = pc;
-    prepare_estimate(in);
     return estimate_step(in).step_s;
   };
   double kor_mape_u = 0, kor_mape_c = 0;
@@ -395,7 +391,6 @@ int main(int argc, char** argv) {
     in.memory.layout.attention = Attention::flash;
     in.time.tp_overlap = d.tp_overlap != "off";
     in.time.dp_overlap = true;
-    prepare_estimate(in);
     const StepEstimate e = estimate_step(in);
     d.pred = e.step_s;
     d.memory_gb = static_cast<double>(e.memory.worst().total) / 1e9;

@@ -88,7 +88,6 @@ void add_estimate_command(CLI::App& app) {
     std::vector<std::pair<std::string, std::string>> overlays;
     for (const auto& f : args->perf_files) overlays.emplace_back(f, read_text_file(f, "--perf"));
     in.perf = perf_constants(in.gpu, overlays);
-    prepare_estimate(in);
     const StepEstimate e = estimate_step(in);
     if (args->json) {
       nlohmann::json j = estimate_json(in, e, args->all_stages);

@@ -168,7 +168,6 @@ MemoryInputs MemoryOptions::resolve() const {
     in.capacity_bytes = catalog.gpu(gpu.empty() ? "h100-sxm-80gb" : gpu).usable_memory_bytes;
   }
   resolve_layout(in);  // reports layout errors before any estimate
-  prepare_inputs(in);
   return in;
 }
 

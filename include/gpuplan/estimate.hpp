@@ -55,12 +55,8 @@ struct EstimateInputs {
   GpuSpec gpu;                           // compute peaks and HBM bandwidth
   Fabric fabric;
   TimeOptions time;
-  std::optional<PerfConstants> perf;     // empty: perf_constants(gpu)
-  std::optional<FlopsPerToken> flops;    // flops_per_token(model, seq_len); filled by prepare_estimate
+  std::optional<PerfConstants> perf;     // the compute constants (--perf overlays applied); empty: perf_constants(gpu)
 };
-
-// Fills the cached parts (parameter counts, FLOPs per token, perf constants) so repeated evaluations are lean.
-void prepare_estimate(EstimateInputs& in);
 
 // One term of the step time: exposed seconds on the critical path. Names are fixed literals ("forward",
 // "tp_comm", ...), the same terms in the same order for every estimate.
@@ -92,7 +88,7 @@ StepEstimate estimate_step_time(const EstimateInputs& in);
 // A cheap floor for search pruning: never above estimate_step(in).step_s for a valid input (one estimate_step
 // accepts). The decoder layers' linear-layer FLOPs of the most loaded pipeline stage (forward, backward and
 // recomputed forward) at the best GEMM efficiency the model assigns; no communication, bubble or memory-bound
-// work. Fill `perf` (prepare_estimate) to keep it free of the constants lookup.
+// work. Give `perf` to keep it free of the constants lookup.
 double step_time_lower_bound_s(const EstimateInputs& in);
 
 // Rank placement. Dimensions in the order innermost first ("tp-cp-ep-dp-pp"; '-' or ',' separated); throws

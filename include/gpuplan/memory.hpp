@@ -71,12 +71,7 @@ struct MemoryInputs {
   Layout layout;
   Overheads overheads;
   bytes_t capacity_bytes = 0;           // usable memory of one GPU
-  // count_params(*model), filled by prepare_inputs() so repeated evaluations skip the count. Empty: computed.
-  std::optional<ParamCounts> counts;
 };
-
-// Fills the cached parameter counts of `in` (call again after changing the model).
-void prepare_inputs(MemoryInputs& in);
 
 // One named contribution to a component, for the explanation table.
 struct Term {

@@ -48,9 +48,6 @@ struct StageParams {
   bool last = false;
 };
 std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& layout, const ParamCounts* counts);
-// estimate_memory with the stages' parameters already computed (the step-time model needs them too).
-MemoryReport estimate_with_stages(const MemoryInputs& in, const Layout& layout, bool explain,
-                                  const std::vector<StageParams>& stages);
 
 // Shapes seen by one rank for one microbatch.
 struct ActivationContext {

@@ -1,8 +1,9 @@
-// The step-time model in two phases. Everything fixed by a layout's shape (degrees, micro-batch, sequence
-// parallelism, TP overlap, attention, precision) is priced once: per-layer compute, the TP/CP/EP/PP collectives,
-// each stage's forward and backward. A variant of that shape (ZeRO stage, offload, recomputation) then costs one
-// pass over the stages. estimate_step is StepModel(in).time(layout): a search that prices many variants of a
-// shape gets exactly estimate_step's numbers.
+// The step-time model in phases. A job (model, training setup, GPU) is prepared once: parameter counts, FLOPs
+// per token, compute constants. Everything fixed by a layout's shape (degrees, micro-batch, sequence
+// parallelism, TP overlap, attention, precision) is priced once per StepModel: per-layer compute, the TP/CP/EP/PP
+// collectives, each stage's forward and backward. A variant of that shape (ZeRO stage, offload, recomputation)
+// then costs one pass over the stages. estimate_step is StepModel(in, StepJob(in)).time(layout): a search that
+// prices many variants of a shape gets exactly estimate_step's numbers.
 #pragma once
 
 #include <array>
@@ -12,39 +13,48 @@
 #include "comm/group_collective.hpp"
 #include "gpuplan/estimate.hpp"
 #include "memory/internal.hpp"
+#include "perf/layer_cost.hpp"
 
 namespace gpuplan::perf {
+
+// What every layout of one job shares.
+struct StepJob {
+  explicit StepJob(const EstimateInputs& in);  // in.perf when given, else the GPU's constants from data/perf.json
+  ParamCounts counts;
+  FlopsPerToken flops;
+  PerfConstants perf;
+};
 
 // collective_time_s with each group set up once: stages, buckets and layers price the same groups at many sizes.
 // Nothing to move costs nothing (a dense model's expert gradients, a group of one).
 class CommMemo {
  public:
-  explicit CommMemo(const Fabric& f) : f_(&f) {}
+  explicit CommMemo(const Fabric& f) : fabric_(&f) {}
   double operator()(Collective c, double bytes, const GroupPlacement& g);
 
  private:
   struct Entry {
-    Collective c;
-    std::int64_t ranks, ranks_per_node, concurrent;
+    Collective collective;
+    std::int64_t ranks, ranks_per_node, concurrent_groups;
     std::optional<comm::GroupCollective> group;
   };
-  static constexpr int kSize = 12;
-  const Fabric* f_;
-  std::array<Entry, kSize> e_;
-  int n_ = 0;
+  static constexpr int kCapacity = 12;
+  const Fabric* fabric_;
+  std::array<Entry, kCapacity> entries_;
+  int used_ = 0;
 };
 
 class StepModel {
  public:
-  // Validates `in` as estimate_step does (InputError). `in` must outlive the model.
-  explicit StepModel(const EstimateInputs& in);
+  // Validates `in` as estimate_step does (InputError). `in` and `job` must outlive the model.
+  StepModel(const EstimateInputs& in, const StepJob& job);
   StepModel(const StepModel&) = delete;  // holds pointers into itself and into `in`
   StepModel& operator=(const StepModel&) = delete;
   // The step of the model's shape with `variant`'s ZeRO stage, offload, offload target and recomputation (its
   // other fields are ignored); no memory report. Not for concurrent use (it remembers collective prices).
   StepEstimate time(const Layout& variant) const;
 
-  const Layout& layout() const { return l_; }
+  const Layout& layout() const { return layout_; }
   const std::vector<memory::StageParams>& stages() const { return stages_; }
 
  private:
@@ -52,39 +62,70 @@ class StepModel {
   // priced when a variant first needs them.
   struct DpCollectives {
     bool priced = false;
-    double reduce = 0, reduce_bucket = 0, gather = 0, gather_bucket = 0;
+    double reduce_s = 0, reduce_bucket_s = 0, gather_s = 0, gather_bucket_s = 0;
   };
-  struct Stage {
+  // One stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
+  struct StageBase {
     double layers = 0, moe_layers = 0;
-    double fwd = 0, bwd = 0;      // one microbatch, with the embedding or output layer
-    double tp_first_last = 0;     // the embedding's and the loss's TP all-reduces
-    double layer_kernels = 0, fwd_kernels = 0;
+    double forward_s = 0, backward_s = 0;   // with the embedding or the output layer
+    double tp_embedding_loss_s = 0;         // the embedding's and the loss's TP all-reduces
+    double layer_kernels = 0, forward_kernels = 0;
     mutable std::array<DpCollectives, 2> dp;
   };
+  // The exposed time of one stage and one microbatch, by term.
+  struct StageTime {
+    double forward = 0, backward = 0, recompute = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0, host = 0;
+    double total() const { return forward + backward + recompute + tp + cp + ep + zero3 + offload + host; }
+  };
+  // The compute of one microbatch by piece, and the kernels the host launches for a layer.
+  struct LayerCosts {
+    Cost dense, moe, embedding, head;
+    double dense_kernels = 0, moe_kernels = 0;
+  };
+  // What the stages add up to, across the step.
+  struct StepTotals;
+
+  LayerCosts price_compute(const Machine& mc, const MicrobatchShape& s);
+  void price_layer_comm(const MicrobatchShape& s, const Cost& attention_core);
+  void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
   // A full gradient bucket's reduction and weight gather cost the same on every stage (-1: not priced yet).
   double bucket_time(Collective c, double bytes, double& full) const;
+  StageTime stage_time(std::size_t stage, const Layout& variant, double& recomputed_layers) const;
+  void add_data_parallel(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
+  void add_optimizer(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
+  StepEstimate assemble(const StepTotals& totals, const Layout& variant) const;
 
   const EstimateInputs* in_;     // its model and training setup; the time options are copied below
+  const StepJob* job_;
   bool tp_overlap_ = false, dp_overlap_ = true;
-  double host_Bps_ = 0;          // host link per direction, at host_link_efficiency
-  double host_sharers_ = 1;      // GPUs of a node whose offloaded optimizer steps share its CPUs
-  Layout l_;
-  RankPlacement place_;
-  std::optional<ParamCounts> counted_;
+  double host_link_Bps_ = 0;     // host link per direction, at host_link_efficiency
+  double gpus_sharing_host_ = 1; // GPUs of a node whose offloaded optimizer steps share its CPUs
+  Layout layout_;
+  RankPlacement placement_;
   std::vector<memory::StageParams> stages_;
-  std::optional<PerfConstants> loaded_;
-  const PerfConstants* perf_ = nullptr;
-  FlopsPerToken fpt_;
   double peak_tflops_ = 0, hbm_Bps_ = 0;
-  double dense_f_ = 0, moe_f_ = 0, core_f_ = 0, layer_gemm_f_ = 0;
-  double tp_layer_f_ = 0, cp_f_ = 0, cp_b_ = 0, ep_layer_f_ = 0;
-  double mb_ = 0, v_ = 1, grad_bytes_ = 0, weight_bytes_ = 0, edp_ = 1;
-  double pp_comm_ = 0, embed_sync_ = 0, width_ = 0;
-  std::vector<Stage> base_;
+  // One microbatch, one layer, forward (the backward is derived per stage).
+  double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;
+  double layer_gemm_forward_s_ = 0;            // a dense layer's GEMMs: what TP communication overlaps with
+  double tp_comm_per_layer_s_ = 0;             // the TP collectives of one layer's forward (the backward's match)
+  double cp_exposed_forward_s_ = 0, cp_exposed_backward_s_ = 0;   // CP ring steps not hidden by the attention
+  double ep_comm_per_layer_s_ = 0;             // a MoE layer's dispatch and combine all-to-alls, forward
+  double microbatches_ = 0;                    // per pipeline and step
+  double virtual_stages_ = 1;                  // model chunks per pipeline rank (interleaved schedule)
+  double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as reduced and gathered
+  double expert_data_parallel_ = 1;            // ranks that shard the expert states
+  double pp_comm_s_ = 0, embedding_sync_s_ = 0, embedding_width_ = 0;
+  std::vector<StageBase> stage_base_;
   double bucket_bytes_ = 0;
-  mutable CommMemo coll_;
-  mutable double full_reduce_bucket_[2] = {-1, -1}, full_gather_bucket_ = -1;
+  mutable CommMemo collective_;
+  mutable double full_reduce_bucket_s_[2] = {-1, -1}, full_gather_bucket_s_ = -1;
 };
+
+// step_time_lower_bound_s with the job's constants.
+double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& perf);
+
+// The dtype whose dense peak MFU divides by: the training precision's (fp8 falls back to bf16 on GPUs without it).
+const char* peak_dtype(const TrainingConfig& training, const GpuSpec& gpu);
 
 }  // namespace gpuplan::perf

@@ -40,7 +40,6 @@ EstimateInputs plan_estimate_inputs(const PlanInputs& in, const Plan& plan) {
   e.fabric = in.fabric;
   e.time.tp_overlap = plan.tp_overlap;
   e.perf = in.perf;
-  prepare_estimate(e);
   return e;
 }
 
@@ -251,27 +250,27 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, Plan
 // sequence parallelism, every layer recomputed), the closest to fitting first.
 void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanResult& r) {
   std::vector<Candidate> all;
-  std::vector<search::StageActs> acts;
   for (std::size_t i = 0; i < space.shapes().size(); ++i) {
-    Shape s = space.shapes()[i];
-    ev.prepare(s);
+    const Shape& s = space.shapes()[i];
+    const memory::MemoryModel memory_model = ev.memory_model(s);
     const std::int64_t mb = space.micro_batches()[i].front();
     const auto& spov = space.spov(s);
     const bool sp = std::any_of(spov.begin(), spov.end(), [](const auto& x) { return x.first; });
     Variant v;
     v.micro_batch = mb;
-    v.sp = sp;
+    v.sequence_parallel = sp;
     v.recompute = space.rc_full() ? Recompute::full : (space.rc_selective() ? Recompute::selective : Recompute::none);
     v.recompute_layers = -1;
-    ev.stage_acts(s, mb, sp, v.recompute == Recompute::selective, acts);
+    const memory::ActivationTable acts =
+        memory_model.activations(mb, sp, v.recompute == Recompute::selective);
     for (const auto& zo : space.zero_offload()) {
       v.zero = zo.zero;
       v.offload = zo.offload;
-      v.target = zo.target;
+      v.offload_target = zo.target;
       Candidate c;
       c.shape_index = i;
       c.variant = v;
-      c.memory_bytes = ev.memory(s, acts, v).total;
+      c.memory_bytes = memory_model.peak(acts, v).total;
       c.score = static_cast<double>(c.memory_bytes);
       c.key = search::key_of(s, v);
       all.push_back(c);
@@ -279,8 +278,7 @@ void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanRes
   }
   std::sort(all.begin(), all.end(), search::better);
   for (std::size_t j = 0; j < all.size() && r.near_misses.size() < k; ++j) {
-    Shape s = space.shapes()[all[j].shape_index];
-    ev.prepare(s);
+    const Shape& s = space.shapes()[all[j].shape_index];
     r.near_misses.push_back(make_plan(ev, s, all[j].variant, all[j].memory_bytes, true));
   }
 }
@@ -313,8 +311,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress) {
   r.pruned_states = o.stats.pruned_states;
   r.pruned_time = o.stats.pruned_time;
   for (const Candidate& c : o.top) {
-    Shape s = space.shapes()[c.shape_index];
-    ev.prepare(s);
+    const Shape& s = space.shapes()[c.shape_index];
     r.plans.push_back(make_plan(ev, s, c.variant, c.memory_bytes, true));
   }
   if (r.plans.empty()) {
@@ -347,20 +344,14 @@ Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_
   s.etp = l.etp;
   s.dp = l.dp;
   s.layers_per_stage = ev.model().layers / l.pp;
-  ev.prepare(s);
   Variant v;
-  v.micro_batch = micro_batch;
-  v.sp = l.sequence_parallel && l.tp > 1;
-  v.tp_overlap = tp_overlap && v.sp;
-  v.zero = l.zero;
-  v.offload = l.offload;
-  v.target = l.offload_target;
-  v.recompute = l.recompute;
-  v.recompute_layers = l.recompute_layers;
-  std::vector<search::StageActs> acts;
-  ev.stage_acts(s, micro_batch, v.sp, v.recompute == Recompute::selective, acts);
-  const search::MemoryResult m = ev.memory(s, acts, v);
-  return make_plan(ev, s, v, m.total, false);
+  static_cast<memory::MemoryVariant&>(v) = memory::variant_of(l, micro_batch);
+  v.sequence_parallel = l.sequence_parallel && l.tp > 1;
+  v.tp_overlap = tp_overlap && v.sequence_parallel;
+  const memory::MemoryModel memory_model = ev.memory_model(s);
+  const memory::ActivationTable acts =
+      memory_model.activations(micro_batch, v.sequence_parallel, v.recompute == Recompute::selective);
+  return make_plan(ev, s, v, memory_model.peak(acts, v).total, false);
 }
 
 }  // namespace gpuplan

@@ -191,10 +191,10 @@ class Worker {
     for (;;) {
       const std::size_t i = sh_.next.fetch_add(1, std::memory_order_relaxed);
       if (i >= items.size()) break;
-      Shape s = sp_.shapes()[items[i].first];
-      ev_.prepare(s);
+      const Shape& s = sp_.shapes()[items[i].first];
+      const memory::MemoryModel memory_model = ev_.memory_model(s);
       const std::uint64_t before = counted();
-      item(items[i].first, s, items[i].second);
+      item(items[i].first, s, memory_model, items[i].second);
       sh_.done.fetch_add(counted() - before, std::memory_order_relaxed);
     }
   }
@@ -214,10 +214,10 @@ class Worker {
 
   double threshold() const { return sh_.threshold.load(std::memory_order_relaxed); }
 
-  const std::vector<StageActs>& acts(const Shape& s, std::int64_t mb, bool sp, bool selective) {
+  const memory::ActivationTable& acts(const memory::MemoryModel& memory_model, std::int64_t mb, bool sp, bool selective) {
     const int idx = (sp ? 2 : 0) + (selective ? 1 : 0);
     if (!have_[idx]) {
-      ev_.stage_acts(s, mb, sp, selective, acts_[idx]);
+      acts_[idx] = memory_model.activations(mb, sp, selective);
       have_[idx] = true;
     }
     return acts_[idx];
@@ -230,17 +230,17 @@ class Worker {
     double extra = 0;
     if (v.recompute == Recompute::full) {
       ev_.set_layout(est_, s, v);
-      extra = std::max(0.0, Evaluator::step_lower_bound_s(est_) - plain_floor) * (1.0 - 1e-9);
+      extra = std::max(0.0, ev_.step_lower_bound_s(est_) - plain_floor) * (1.0 - 1e-9);
     }
     return ev_.score(s, variant_bound + extra) > threshold();
   }
 
   // Evaluates one layout whose time bound passed: memory, and when it fits, estimate_step. True when it fits.
-  bool evaluate(std::size_t shape_index, const Shape& s, const Variant& v, const std::vector<StageActs>& a,
-                const MemoryResult* known = nullptr) {
+  bool evaluate(std::size_t shape_index, const Shape& s, const memory::MemoryModel& memory_model, const Variant& v,
+                const memory::ActivationTable& a, const memory::MemoryPeak* known = nullptr) {
     ++stats.evaluated;
-    const MemoryResult mem = known != nullptr ? *known : ev_.memory(s, a, v);
-    if (mem.total > ev_.usable_bytes() || !ev_.host_fits(mem, v.target)) return false;
+    const memory::MemoryPeak mem = known != nullptr ? *known : memory_model.peak(a, v);
+    if (mem.total > ev_.usable_bytes() || !ev_.host_fits(mem, v.offload_target)) return false;
     ++stats.feasible;
     ++stats.timed;
     ev_.set_layout(est_, s, v);
@@ -248,14 +248,14 @@ class Worker {
     c.shape_index = shape_index;
     c.variant = v;
     c.memory_bytes = mem.total;
-    c.step_s = model(v.sp, v.tp_overlap).time(est_.memory.layout).step_s;
+    c.step_s = model(v.sequence_parallel, v.tp_overlap).time(est_.memory.layout).step_s;
     c.score = ev_.score(s, c.step_s);
     c.key = key_of(s, v);
     push(std::move(c));
     return true;
   }
 
-  void item(std::size_t shape_index, const Shape& s, std::int64_t mb) {
+  void item(std::size_t shape_index, const Shape& s, const memory::MemoryModel& memory_model, std::int64_t mb) {
     const bool prune = ev_.inputs().prune;
     const bool partial = ev_.inputs().space.partial_recompute;
     const auto& spov = sp_.spov(s);
@@ -271,12 +271,12 @@ class Worker {
       Variant plain;
       plain.micro_batch = mb;
       ev_.set_layout(est_, s, plain);
-      floor = Evaluator::step_lower_bound_s(est_);
+      floor = ev_.step_lower_bound_s(est_);
       double best = std::numeric_limits<double>::infinity();
       for (const auto& [sp, ov] : spov) {
         double& b = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
         Variant probe = plain;
-        probe.sp = sp;
+        probe.sequence_parallel = sp;
         probe.tp_overlap = ov;
         ev_.set_layout(est_, s, probe);
         b = Evaluator::variant_lower_bound_s(model(sp, ov));
@@ -289,18 +289,18 @@ class Worker {
     }
     const double usable = static_cast<double>(ev_.usable_bytes());
     for (const ZeroOffload& zo : sp_.zero_offload()) {
-      if (prune && ev_.states_lower_bound(s, zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
+      if (prune && memory_model.states_lower_bound(zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
         stats.pruned_states += spov.size() * rc_n;
         continue;
       }
       for (const auto& [sp, ov] : spov) {
         Variant v;
         v.micro_batch = mb;
-        v.sp = sp;
+        v.sequence_parallel = sp;
         v.tp_overlap = ov;
         v.zero = zo.zero;
         v.offload = zo.offload;
-        v.target = zo.target;
+        v.offload_target = zo.target;
         const double vbound = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
         auto bound_prunes = [&](Recompute r, std::int64_t k) {
           Variant w = v;
@@ -312,28 +312,28 @@ class Worker {
           v.recompute = Recompute::none;
           v.recompute_layers = -1;
           if (bound_prunes(Recompute::none, -1)) ++stats.pruned_time;
-          else evaluate(shape_index, s, v, acts(s, mb, sp, false));
+          else evaluate(shape_index, s, memory_model, v, acts(memory_model, mb, sp, false));
         }
         if (sp_.rc_selective()) {
           v.recompute = Recompute::selective;
           v.recompute_layers = -1;
           if (bound_prunes(Recompute::selective, -1)) ++stats.pruned_time;
-          else evaluate(shape_index, s, v, acts(s, mb, sp, true));
+          else evaluate(shape_index, s, memory_model, v, acts(memory_model, mb, sp, true));
         }
         if (!sp_.rc_full()) continue;
         v.recompute = Recompute::full;
-        const auto& a = acts(s, mb, sp, false);
+        const auto& a = acts(memory_model, mb, sp, false);
         if (!partial) {
           v.recompute_layers = -1;
           if (bound_prunes(Recompute::full, -1)) ++stats.pruned_time;
-          else evaluate(shape_index, s, v, a);
+          else evaluate(shape_index, s, memory_model, v, a);
           continue;
         }
         auto layers_flag = [&](std::int64_t k) { return k == lps ? std::int64_t{-1} : k; };
         if (!prune) {
           for (std::int64_t k = 1; k <= lps; ++k) {
             v.recompute_layers = layers_flag(k);
-            evaluate(shape_index, s, v, a);
+            evaluate(shape_index, s, memory_model, v, a);
           }
           continue;
         }
@@ -347,19 +347,19 @@ class Worker {
         auto mem_at = [&](std::int64_t k) {
           v.recompute_layers = layers_flag(k);
           probed.push_back(k);
-          return ev_.memory(s, a, v);
+          return memory_model.peak(a, v);
         };
         std::int64_t lo = 1, hi = lps;
-        const MemoryResult m_all = mem_at(hi);
+        const memory::MemoryPeak m_all = mem_at(hi);
         if (m_all.total > ev_.usable_bytes()) {   // even all layers recomputed does not fit: no k does
           stats.evaluated += 1;
           stats.pruned_states += static_cast<std::uint64_t>(lps - 1);
           continue;
         }
-        MemoryResult m_fit = m_all;
+        memory::MemoryPeak m_fit = m_all;
         while (lo < hi) {
           const std::int64_t mid = lo + (hi - lo) / 2;
-          const MemoryResult mm = mem_at(mid);
+          const memory::MemoryPeak mm = mem_at(mid);
           if (mm.total <= ev_.usable_bytes()) {
             hi = mid;
             m_fit = mm;
@@ -379,9 +379,9 @@ class Worker {
           }
           v.recompute_layers = layers_flag(k);
           if (k == hi) {
-            evaluate(shape_index, s, v, a, &m_fit);
+            evaluate(shape_index, s, memory_model, v, a, &m_fit);
           } else {
-            evaluate(shape_index, s, v, a);
+            evaluate(shape_index, s, memory_model, v, a);
           }
         }
       }
@@ -392,7 +392,7 @@ class Worker {
   const Evaluator& ev_;
   Shared& sh_;
   std::size_t k_;
-  std::vector<StageActs> acts_[4];
+  memory::ActivationTable acts_[4];
   bool have_[4] = {false, false, false, false};
   EstimateInputs est_;   // estimate_step's inputs, pointed at one layout at a time
   // The step models of the current item (shape and micro-batch), one per (sequence parallelism, TP overlap): every
@@ -403,7 +403,7 @@ class Worker {
   // the first time it is asked for.
   const perf::StepModel& model(bool sp, bool tp_overlap) {
     auto& m = models_[(sp ? 2 : 0) + (tp_overlap ? 1 : 0)];
-    if (!m) m = std::make_unique<perf::StepModel>(est_);
+    if (!m) m = std::make_unique<perf::StepModel>(est_, ev_.step_job());
     return *m;
   }
 };
@@ -412,9 +412,9 @@ class Worker {
 
 std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v) {
   return {s.gpus, s.tp, s.cp, s.pp, s.vpp, s.ep, s.etp, v.micro_batch, v.zero, static_cast<std::int64_t>(v.offload),
-          static_cast<std::int64_t>(v.target), static_cast<std::int64_t>(v.recompute),
+          static_cast<std::int64_t>(v.offload_target), static_cast<std::int64_t>(v.recompute),
           v.recompute_layers < 0 ? std::numeric_limits<std::int64_t>::max() : v.recompute_layers,
-          (v.sp ? 2 : 0) + (v.tp_overlap ? 1 : 0)};
+          (v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)};
 }
 
 SearchOutcome run_search(const Space& space, std::size_t k, int threads, const ProgressCallback& progress) {
@@ -433,7 +433,7 @@ SearchOutcome run_search(const Space& space, std::size_t k, int threads, const P
       // Heuristic order only (any order gives the same answer): the FLOP floor with the 1F1B bubble.
       const double m = static_cast<double>(ev.microbatches(s, mb));
       const double bubble = static_cast<double>(s.pp - 1) / (static_cast<double>(s.vpp) * m);
-      order.push_back(ev.score(s, Evaluator::step_lower_bound_s(est) * (1.0 + bubble)));
+      order.push_back(ev.score(s, ev.step_lower_bound_s(est) * (1.0 + bubble)));
     }
   std::vector<std::size_t> idx(items.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;

@@ -1,0 +1,176 @@
+// Assembles the per-rank memory of every pipeline stage: model states after TP/PP/EP division and ZeRO sharding,
+// activations held by the in-flight microbatches, logits, communication buffers and runtime overheads, and takes
+// the peak over the phases of a step (forward end, backward, optimizer step).
+#include "memory/memory_model.hpp"
+
+#include <algorithm>
+
+#include "gpuplan/error.hpp"
+
+namespace gpuplan::memory {
+
+namespace {
+
+bytes_t to_bytes(double value) {
+  if (!(value >= 0) || value > 9.0e18)
+    throw InputError("model and layout", "sizes whose byte count overflows 64 bits", "smaller sizes");
+  return static_cast<bytes_t>(value + 0.5);  // non-negative: rounds half up without a libm call
+}
+
+int count_communicators(const Layout& l, const ModelConfig* m) {
+  int n = 0;
+  for (std::int64_t size : {l.tp, l.pp, l.cp, l.dp, l.ep}) n += size > 1 ? 1 : 0;
+  if (l.cp > 1 && l.dp > 1) ++n;                                 // Megatron's combined data x context group
+  if (m != nullptr && m->is_moe()) {
+    const std::int64_t expert_dp = l.gpus / (l.etp * l.ep * l.pp);
+    if (expert_dp > 1 && expert_dp != l.dp) ++n;
+    if (l.etp > 1 && l.etp != l.tp) ++n;
+  }
+  if (m != nullptr && m->tied_embeddings && l.pp > 1) ++n;       // embedding-sync group of first and last stage
+  return n;
+}
+
+bool same_parameters(const StageParams& a, const StageParams& b) {
+  return a.layers == b.layers && a.moe_layers == b.moe_layers && a.dense == b.dense && a.expert == b.expert &&
+         a.largest_layer == b.largest_layer && a.embedding == b.embedding && a.first == b.first && a.last == b.last;
+}
+
+}  // namespace
+
+MemoryJob::MemoryJob(const MemoryInputs& in)
+    : inputs(&in),
+      model(in.model ? &*in.model : nullptr),
+      counts(model != nullptr ? count_params(*model) : ParamCounts{}),
+      state_bytes(state_bytes_per_param(in.training, model)),
+      element_bytes(activation_element_bytes(in.training)),
+      params_total(model != nullptr ? static_cast<double>(counts.total) : in.params) {}
+
+MemoryVariant variant_of(const Layout& l, std::int64_t micro_batch) {
+  MemoryVariant v;
+  v.micro_batch = micro_batch;
+  v.sequence_parallel = l.sequence_parallel;
+  v.zero = l.zero;
+  v.offload = l.offload;
+  v.offload_target = l.offload_target;
+  v.recompute = l.recompute;
+  v.recompute_layers = l.recompute_layers;
+  return v;
+}
+
+MemoryModel::MemoryModel(const MemoryJob& job, const Layout& shape)
+    : job_(&job),
+      shape_(shape),
+      stages_(stage_params(*job.inputs, shape, job.model != nullptr ? &job.counts : nullptr)),
+      communicators_(count_communicators(shape, job.model)),
+      dense_sharding_(static_cast<double>(shape.dp * shape.cp)),   // context-parallel ranks join the sharding group
+      expert_sharding_(static_cast<double>(shape.gpus / (shape.etp * shape.ep * shape.pp))) {
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const bool seen = std::any_of(candidate_worst_.begin(), candidate_worst_.end(),
+                                  [&](std::size_t j) { return same_parameters(stages_[i], stages_[j]); });
+    if (!seen) candidate_worst_.push_back(i);
+  }
+}
+
+std::int64_t MemoryModel::microbatches(std::int64_t micro_batch) const {
+  const std::int64_t global_batch = job_->inputs->training.global_batch;
+  return global_batch > 0 ? global_batch / (micro_batch * shape_.dp) : 1;
+}
+
+ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const {
+  const TrainingConfig& tr = job_->inputs->training;
+  ActivationContext ctx;
+  ctx.model = job_->model;
+  ctx.s = static_cast<double>(tr.seq_len / shape_.cp);
+  ctx.s_kv = static_cast<double>(tr.seq_len);
+  ctx.b = static_cast<double>(micro_batch);
+  ctx.t = static_cast<double>(shape_.tp);
+  ctx.etp = static_cast<double>(shape_.etp);
+  ctx.sp = sequence_parallel && shape_.tp > 1;
+  ctx.e = job_->element_bytes;
+  ctx.dropout = tr.dropout > 0;
+  ctx.attention = shape_.attention;
+  ctx.selective = selective;
+  ctx.impl = shape_.impl;
+  ctx.fp32_compute = tr.precision == Precision::fp32;
+  return ctx;
+}
+
+ActivationTable MemoryModel::activations(std::int64_t micro_batch, bool sequence_parallel, bool selective) const {
+  ActivationTable a;
+  if (job_->model == nullptr) return a;
+  const ActivationContext ctx = context(micro_batch, sequence_parallel, selective);
+  Ledger ignored("activations", nullptr);
+  a.dense_layer = layer_activation_bytes(ctx, false, ignored);
+  a.moe_layer = job_->model->is_moe() ? layer_activation_bytes(ctx, true, ignored) : 0.0;
+  a.checkpointed_layer = checkpointed_layer_bytes(ctx, ignored);
+  a.embedding = embedding_activation_bytes(ctx, ignored);
+  a.head = head_activation_bytes(ctx, ignored);
+  a.logits = logits_bytes(ctx, job_->inputs->training, ignored);
+  return a;
+}
+
+MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v) const {
+  MemoryPeak worst;
+  for (std::size_t i : candidate_worst_) {
+    const StageBytes b = stage_bytes(i, acts, v, nullptr);
+    worst.total = std::max(worst.total, to_bytes(b.peak + b.runtime));
+    worst.host_bytes = std::max(worst.host_bytes, b.offloaded);
+  }
+  return worst;
+}
+
+MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
+  const MemoryInputs& in = *job_->inputs;
+  MemoryReport r;
+  r.gpus = shape_.gpus;
+  r.dp = shape_.dp;
+  r.capacity_bytes = in.capacity_bytes;
+  r.activations_known = job_->model != nullptr;
+  r.params_total = job_->params_total;
+  r.microbatches = microbatches(v.micro_batch);
+  const bool selective = v.recompute == Recompute::selective;
+  const ActivationTable acts = activations(v.micro_batch, v.sequence_parallel, selective);
+  const ActivationContext ctx = context(v.micro_batch, v.sequence_parallel, selective);
+  r.stages.resize(stages_.size());
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    StageMemory& st = r.stages[i];
+    const Explanation recording{&st.terms, &ctx};
+    const StageBytes b = stage_bytes(i, acts, v, explain ? &recording : nullptr);
+    st.stage = static_cast<std::int64_t>(i);
+    st.layers = stages_[i].layers;
+    st.in_flight = b.in_flight;
+    st.weights = to_bytes(b.weights);
+    st.master_weights = to_bytes(b.master);
+    st.gradients = to_bytes(b.gradients);
+    st.optimizer_states = to_bytes(b.optimizer);
+    st.activations = to_bytes(b.activations);
+    st.logits = to_bytes(b.logits);
+    st.comm_buffers = to_bytes(b.comm);
+    st.runtime = to_bytes(b.runtime);
+    st.forward_peak = to_bytes(b.forward + b.runtime);
+    st.backward_peak = to_bytes(b.backward + b.runtime);
+    st.optimizer_peak = to_bytes(b.optimizer_step + b.runtime);
+    st.total = to_bytes(b.peak + b.runtime);
+    st.peak_phase = b.peak == b.forward ? "forward end" : (b.peak == b.backward ? "backward" : "optimizer step");
+    (v.offload_target == OffloadTarget::nvme ? st.nvme : st.host) = to_bytes(b.offloaded);
+  }
+  r.worst_stage = 0;
+  for (std::size_t i = 1; i < r.stages.size(); ++i)
+    if (r.stages[i].total > r.worst().total) r.worst_stage = static_cast<std::int64_t>(i);
+  r.fits = r.capacity_bytes > 0 && r.worst().total <= r.capacity_bytes;
+  return r;
+}
+
+double MemoryModel::states_lower_bound(int zero, Offload offload) const {
+  const StageParams& first = stages_.front();
+  const StateBytesPerParam& sb = job_->state_bytes;
+  auto local = [&](bool sharded) {
+    return sharded ? first.dense / dense_sharding_ + first.expert / expert_sharding_ : first.dense + first.expert;
+  };
+  double bytes = offload == Offload::optimizer_and_params ? 0.0 : local(zero >= 3) * sb.weights;
+  if (offload == Offload::none) bytes += local(zero >= 1) * (sb.master + sb.optimizer) + local(zero >= 2) * sb.gradients;
+  if (job_->inputs->overheads.enabled) bytes += static_cast<double>(job_->inputs->overheads.cuda_context_bytes);
+  return bytes;
+}
+
+}  // namespace gpuplan::memory

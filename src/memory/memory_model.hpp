@@ -1,0 +1,110 @@
+// The memory model in phases, like the step-time model (src/perf/step_model.hpp). A job (model, training setup,
+// overheads) is prepared once; a shape (the parallel degrees and pipeline split) fixes which parameters and layers
+// each pipeline rank holds; a micro-batch with its sequence parallelism and selective recomputation fixes one
+// microbatch's activations; a variant (ZeRO stage, offload, full recomputation) then costs one pass over the
+// stages. estimate_memory and the layout search both price memory here, so they agree to the byte.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "memory/internal.hpp"
+
+namespace gpuplan::memory {
+
+// What every layout of one job shares: the parameter counts and the bytes per element.
+struct MemoryJob {
+  explicit MemoryJob(const MemoryInputs& inputs);  // `inputs` must outlive the job; its layout is not read
+  const MemoryInputs* inputs;
+  const ModelConfig* model;          // null with --params (activations unknown)
+  ParamCounts counts;                // all zero without a model
+  StateBytesPerParam state_bytes;
+  double element_bytes = 2;          // one saved activation element
+  double params_total = 0;
+};
+
+// The choices of a layout that change its memory but not which parameters a rank holds.
+struct MemoryVariant {
+  std::int64_t micro_batch = 1;
+  bool sequence_parallel = false;    // only counts with tp > 1
+  int zero = 0;
+  Offload offload = Offload::none;
+  OffloadTarget offload_target = OffloadTarget::cpu;
+  Recompute recompute = Recompute::none;
+  std::int64_t recompute_layers = -1;  // full recomputation: layers per stage (-1: all)
+};
+MemoryVariant variant_of(const Layout& layout, std::int64_t micro_batch);
+
+// One microbatch's activations of each kind of layer and of the embedding and output sides, for one micro-batch,
+// sequence parallelism and selective recomputation: the same on every stage.
+struct ActivationTable {
+  double dense_layer = 0;
+  double moe_layer = 0;
+  double checkpointed_layer = 0;     // what a fully recomputed layer keeps
+  double embedding = 0;              // first stage
+  double head = 0;                   // last stage: final norm and output-layer input
+  double logits = 0;                 // last stage, at the loss
+};
+
+// The worst stage of a variant, as the search needs it.
+struct MemoryPeak {
+  bytes_t total = 0;                 // the worst stage's peak per GPU (estimate_memory's worst().total)
+  double host_bytes = 0;             // the largest offloaded bytes per GPU of any stage
+};
+
+class MemoryModel {
+ public:
+  // `shape`: a layout resolve_layout accepted; its degrees, pipeline split, schedule, attention and implementation
+  // are used, its variant fields are not. `job` must outlive the model.
+  MemoryModel(const MemoryJob& job, const Layout& shape);
+
+  const std::vector<StageParams>& stages() const { return stages_; }
+  const Layout& shape() const { return shape_; }
+  int communicators() const { return communicators_; }
+  std::int64_t microbatches(std::int64_t micro_batch) const;
+
+  ActivationTable activations(std::int64_t micro_batch, bool sequence_parallel, bool selective) const;
+  // The worst stage over the stages that can be the worst (the first of each run of stages holding the same
+  // parameters: later ones hold fewer microbatches in flight, so never more memory).
+  MemoryPeak peak(const ActivationTable& activations, const MemoryVariant& variant) const;
+  // Every stage; with `explain` each stage lists its terms with their sources.
+  MemoryReport report(const MemoryVariant& variant, bool explain) const;
+  // The first stage's model states and the CUDA context alone: no variant's worst stage needs less.
+  double states_lower_bound(int zero, Offload offload) const;
+
+ private:
+  // What stage_bytes adds up, before rounding to whole bytes.
+  struct StageBytes {
+    std::int64_t in_flight = 0;
+    double weights = 0, master = 0, gradients = 0, optimizer = 0;
+    double optimizer_params = 0;     // parameters whose optimizer step this rank runs (its ZeRO-1 shard or all)
+    double activations = 0, logits = 0, working = 0, comm = 0, runtime = 0;
+    double forward = 0, backward = 0, optimizer_step = 0, peak = 0;   // the phases, without the runtime
+    double offloaded = 0;            // to host memory or NVMe, per GPU
+  };
+  // Where a stage's terms are recorded when explaining, with the shapes their tables are computed from.
+  struct Explanation {
+    std::vector<Term>* terms;
+    const ActivationContext* context;
+  };
+  StageBytes stage_bytes(std::size_t stage, const ActivationTable& activations, const MemoryVariant& variant,
+                         const Explanation* explain) const;
+  void add_states(const StageParams& stage, const MemoryVariant& variant, std::vector<Term>* record,
+                  StageBytes& out) const;
+  void add_activations(const StageParams& stage, const ActivationTable& activations, const MemoryVariant& variant,
+                       const Explanation* explain, StageBytes& out) const;
+  void add_comm_buffers(const StageParams& stage, const MemoryVariant& variant, std::vector<Term>* record,
+                        StageBytes& out) const;
+  void add_phases(const MemoryVariant& variant, std::vector<Term>* record, StageBytes& out) const;
+  ActivationContext context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const;
+
+  const MemoryJob* job_;
+  Layout shape_;
+  std::vector<StageParams> stages_;
+  std::vector<std::size_t> candidate_worst_;  // stages that can be the worst
+  int communicators_ = 0;
+  double dense_sharding_ = 1;        // data x context-parallel ranks that shard dense states
+  double expert_sharding_ = 1;       // expert-data-parallel ranks that shard expert states
+};
+
+}  // namespace gpuplan::memory

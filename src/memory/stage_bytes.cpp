@@ -1,0 +1,218 @@
+// One pipeline stage's bytes for one variant: model states, stored activations, communication buffers, the
+// three phases of a step and the runtime overheads. The same functions serve the full report (with its terms
+// recorded) and the search's worst-stage total, so the two cannot drift apart.
+#include <algorithm>
+
+#include "memory/memory_model.hpp"
+
+namespace gpuplan::memory {
+
+namespace {
+
+constexpr const char* kZero = "Rajbhandari et al. 2020, ZeRO (arXiv 1910.02054)";
+constexpr const char* kMegatronDistOpt = "Megatron-LM docs/user-guide/features/dist_optimizer.md";
+
+// Microbatches (1F1B) or model-chunk microbatches (interleaved) stage `i` holds at the peak of the schedule.
+std::int64_t in_flight(const Layout& l, std::int64_t i, std::int64_t microbatches) {
+  if (l.schedule == PpSchedule::interleaved) {
+    // Megatron-LM warmup: 2(p - i - 1) + (v - 1)p chunk forwards, plus the one in flight in steady state.
+    return std::min(2 * (l.pp - i - 1) + (l.vpp - 1) * l.pp + 1, microbatches * l.vpp);
+  }
+  return std::min(l.pp - i, microbatches);  // 1F1B warmup p - i - 1, plus one
+}
+
+// Parameters a rank keeps of a stage after ZeRO sharding: dense ones over the data x context ranks, experts over
+// the expert-data-parallel ranks.
+struct LocalParams {
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+
+LocalParams local_params(const StageParams& sp, int zero, double dense_sharding, double expert_sharding) {
+  auto local = [&](bool sharded) {
+    return sharded ? sp.dense / dense_sharding + sp.expert / expert_sharding : sp.dense + sp.expert;
+  };
+  return {local(zero >= 3), local(zero >= 2), local(zero >= 1)};
+}
+
+// Records one table of per-microbatch terms, scaled to what the stage holds.
+template <typename Table>
+void record_scaled(std::vector<Term>& terms, double factor, Table&& table) {
+  const std::size_t from = terms.size();
+  Ledger scaled("activations", &terms);
+  table(scaled);
+  for (std::size_t k = from; k < terms.size(); ++k) terms[k].bytes *= factor;
+}
+
+}  // namespace
+
+void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std::vector<Term>* rec,
+                             StageBytes& out) const {
+  const TrainingConfig& tr = job_->inputs->training;
+  const StateBytesPerParam& sb = job_->state_bytes;
+  const bool megatron = shape_.impl == Impl::megatron;
+  const LocalParams p = local_params(sp, v.zero, dense_sharding_, expert_sharding_);
+  Ledger w("weights", rec), mw("master_weights", rec), gr("gradients", rec), os("optimizer_states", rec);
+  if (v.offload == Offload::optimizer_and_params) out.offloaded += p.weights * sb.weights;
+  else w.add("parameters", p.weights * sb.weights, v.zero >= 3 ? kZero : "bytes per parameter x parameters");
+  if (v.offload != Offload::none) {
+    out.offloaded += p.optimizer * (sb.master + sb.optimizer) + p.gradients * 4.0;
+  } else {
+    mw.add("fp32 master copy", p.optimizer * sb.master, v.zero >= 1 ? (megatron ? kMegatronDistOpt : kZero) : kZero);
+    gr.add(tr.precision == Precision::fp32 || tr.grad_dtype == DType::fp32 ? "fp32 gradients (main_grad)"
+                                                                            : "16-bit gradients",
+           p.gradients * sb.gradients, kMegatronDistOpt);
+    os.add("optimizer moments", p.optimizer * sb.optimizer, "docs/memory.md table 1");
+  }
+  out.weights = w.total();
+  out.master = mw.total();
+  out.gradients = gr.total();
+  out.optimizer = os.total();
+  out.optimizer_params = p.optimizer;
+}
+
+void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& acts, const MemoryVariant& v,
+                                  const Explanation* explain, StageBytes& out) const {
+  if (job_->model == nullptr) return;
+  const double layers = static_cast<double>(sp.layers);
+  const double moe_layers = static_cast<double>(sp.moe_layers);
+  const double per_layer_full =
+      layers > 0 ? ((layers - moe_layers) * acts.dense_layer + moe_layers * acts.moe_layer) / layers : 0;
+  double recomputed = 0;
+  if (v.recompute == Recompute::full)
+    recomputed = v.recompute_layers < 0 ? layers : std::min(layers, static_cast<double>(v.recompute_layers));
+  const double per_microbatch_layers = (layers - recomputed) * per_layer_full + recomputed * acts.checkpointed_layer;
+  const double microbatch_units = shape_.schedule == PpSchedule::interleaved
+                                      ? static_cast<double>(out.in_flight) / static_cast<double>(shape_.vpp)
+                                      : static_cast<double>(out.in_flight);
+  out.activations = microbatch_units * (per_microbatch_layers + (sp.first ? acts.embedding : 0.0)) +
+                    (sp.last ? acts.head : 0.0);
+  // A recomputed layer rebuilds all of its activations during its backward.
+  if (recomputed > 0) out.working = sp.moe_layers > 0 ? std::max(acts.dense_layer, acts.moe_layer) : acts.dense_layer;
+  if (sp.last) out.logits = acts.logits;
+  if (explain == nullptr) return;
+
+  // The per-layer tables once, scaled to what this stage holds.
+  const ActivationContext& ctx = *explain->context;
+  std::vector<Term>& terms = *explain->terms;
+  if (sp.last) {
+    Ledger logits("logits", &terms);
+    logits_bytes(ctx, job_->inputs->training, logits);
+  }
+  const double full_layers = (layers - recomputed) * microbatch_units;
+  if (layers - moe_layers > 0 && full_layers > 0)
+    record_scaled(terms, full_layers * (layers - moe_layers) / layers,
+                  [&](Ledger& g) { layer_activation_bytes(ctx, false, g); });
+  if (moe_layers > 0 && full_layers > 0)
+    record_scaled(terms, full_layers * moe_layers / layers, [&](Ledger& g) { layer_activation_bytes(ctx, true, g); });
+  if (recomputed > 0)
+    record_scaled(terms, recomputed * microbatch_units, [&](Ledger& g) { checkpointed_layer_bytes(ctx, g); });
+  if (sp.first) record_scaled(terms, microbatch_units, [&](Ledger& g) { embedding_activation_bytes(ctx, g); });
+  if (sp.last) record_scaled(terms, 1.0, [&](Ledger& g) { head_activation_bytes(ctx, g); });
+  if (out.working > 0)
+    terms.push_back(Term{"backward phase", "recompute working set (one layer rebuilt in backward)", out.working,
+                         "Chen et al. 2016 gradient checkpointing"});
+}
+
+void MemoryModel::add_comm_buffers(const StageParams& sp, const MemoryVariant& v, std::vector<Term>* rec,
+                                   StageBytes& out) const {
+  const ModelConfig* model = job_->model;
+  const Layout& l = shape_;
+  const bool megatron = l.impl == Impl::megatron;
+  const double e = job_->element_bytes;
+  Ledger comm("comm_buffers", rec);
+  if (model != nullptr) {
+    const double tokens = static_cast<double>(job_->inputs->training.seq_len / l.cp) * static_cast<double>(v.micro_batch);
+    const double h = static_cast<double>(model->hidden);
+    const bool sequence_parallel = v.sequence_parallel && l.tp > 1;
+    const double tp = static_cast<double>(l.tp);
+    const double seq_split = sequence_parallel ? tp : 1.0;
+    if (l.pp > 1)
+      comm.add("pipeline send/receive buffers", 2.0 * e * tokens * h / seq_split, "Megatron-LM p2p_communication.py");
+    if (megatron && sequence_parallel)
+      comm.add("sequence-parallel all-gather buffer", e * tokens * h, "Megatron-LM global memory buffer");
+    if (l.cp > 1) {
+      const double kv = static_cast<double>(model->kv_heads * model->head_width());
+      comm.add("context-parallel K/V ring buffers (double-buffered)", 2.0 * 2.0 * e * tokens * kv / tp,
+               "Megatron-Core ring attention (TransformerEngine context parallel)");
+    }
+    if (l.ep > 1 && sp.moe_layers > 0)
+      comm.add("expert all-to-all send buffer", e * tokens * static_cast<double>(model->moe.top_k) * h,
+               "Megatron-Core MoE alltoall dispatcher");
+  }
+  const StateBytesPerParam& sb = job_->state_bytes;
+  const double params_local = sp.dense + sp.expert;
+  if (v.zero == 3) {
+    const double unit = std::max(sp.largest_layer, sp.embedding);
+    comm.add("ZeRO-3 gathered parameters (current and prefetched unit)", 2.0 * unit * sb.weights,
+             "DeepSpeed stage3 live parameters; FSDP prefetch");
+    comm.add("ZeRO-3 unsharded gradients of one unit before reduce-scatter", unit * sb.gradients,
+             "DeepSpeed estimate_zero3_model_states_mem_needs (4 x largest layer)");
+  } else if (!megatron && dense_sharding_ > 1) {
+    if (v.zero == 0) {
+      comm.add("DDP gradient buckets (a copy of the gradients; gradient_as_bucket_view=False)",
+               params_local * sb.gradients, "PyTorch DistributedDataParallel, pytorch/pytorch#41954");
+    } else {
+      const double bucket = std::min(5e8, params_local) * 2.0;
+      comm.add("ZeRO reduce bucket (reduce_bucket_size 5e8)", bucket, "DeepSpeed zero config defaults");
+      comm.add("ZeRO all-gather bucket (allgather_bucket_size 5e8)", bucket, "DeepSpeed zero config defaults");
+    }
+  }
+  if (v.offload != Offload::none && v.zero < 3 && megatron)
+    comm.add("gradient staging buffer for the host copy", std::min(5e8, params_local) * 2.0,
+             "ZeRO-Offload (arXiv 2101.06840)");
+  out.comm = comm.total();
+}
+
+void MemoryModel::add_phases(const MemoryVariant& v, std::vector<Term>* rec, StageBytes& out) const {
+  const MemoryInputs& in = *job_->inputs;
+  const TrainingConfig& tr = in.training;
+  const ModelConfig* model = job_->model;
+  const bool megatron = shape_.impl == Impl::megatron;
+  // Megatron allocates its fp32 main_grad buffer up front; elsewhere gradients persist across microbatches.
+  const bool grads_persist = megatron || microbatches(v.micro_batch) > 1 || shape_.pp > 1;
+  // Gradients exist in forward only when they persist; the optimizer step may add temporaries.
+  const double states_no_grad = out.weights + out.master + out.optimizer;
+  const double grads = out.gradients;
+  const double tokens = static_cast<double>(tr.seq_len / shape_.cp) * static_cast<double>(v.micro_batch);
+  const double backward_temp =
+      model != nullptr ? job_->element_bytes * tokens *
+                             (2.0 * static_cast<double>(model->hidden) +
+                              static_cast<double>(model->ffn_hidden) / static_cast<double>(shape_.tp))
+                       : 0.0;
+  const double stored = out.activations, logits = out.logits, comm = out.comm;
+  out.forward = states_no_grad + (grads_persist ? grads : 0.0) + stored + logits + comm;
+  out.backward = states_no_grad + comm + out.working + backward_temp +
+                 (grads_persist ? grads + stored + logits : std::max(stored + logits, grads));
+  const bool adam_like = tr.optimizer == Optimizer::adam || tr.optimizer == Optimizer::adamw;
+  // torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for all parameters at once; fused kernels do not.
+  const double opt_temp = (!megatron && adam_like && v.offload == Offload::none) ? out.optimizer_params * 4.0 : 0.0;
+  out.optimizer_step = states_no_grad + grads + opt_temp + (v.zero == 3 ? 0.0 : comm);
+  out.peak = std::max({out.forward, out.backward, out.optimizer_step});
+
+  Ledger rt("runtime", rec);
+  if (in.overheads.enabled) {
+    rt.add("CUDA context and kernels", static_cast<double>(in.overheads.cuda_context_bytes),
+           "data/overheads.json: cuda_context_bytes");
+    rt.add("NCCL communicator buffers",
+           communicators_ * static_cast<double>(in.overheads.nccl_per_communicator_bytes),
+           "data/overheads.json: nccl_per_communicator_bytes");
+    rt.add("caching-allocator reserve (fragmentation)", (in.overheads.allocator_reserve_factor - 1.0) * out.peak,
+           "data/overheads.json: allocator_reserve_factor");
+  }
+  out.runtime = rt.total();
+}
+
+MemoryModel::StageBytes MemoryModel::stage_bytes(std::size_t i, const ActivationTable& acts, const MemoryVariant& v,
+                                                 const Explanation* explain) const {
+  const StageParams& sp = stages_[i];
+  std::vector<Term>* rec = explain != nullptr ? explain->terms : nullptr;
+  StageBytes out;
+  out.in_flight = in_flight(shape_, static_cast<std::int64_t>(i), microbatches(v.micro_batch));
+  add_states(sp, v, rec, out);
+  add_activations(sp, acts, v, explain, out);
+  add_comm_buffers(sp, v, rec, out);
+  add_phases(v, rec, out);
+  return out;
+}
+
+}  // namespace gpuplan::memory

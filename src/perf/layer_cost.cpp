@@ -1,0 +1,188 @@
+// Compute time of GEMMs, memory-bound kernels, the attention core and a decoder layer. See docs/estimate.md.
+#include "perf/layer_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/param_parts.hpp"
+
+namespace gpuplan::perf {
+
+namespace {
+
+// ceil(x) for x >= 0 without a libm call (this is the innermost arithmetic of a search); doubles from 2^52 up
+// are whole already.
+double ceil_nonneg(double x) {
+  if (!(x < 4.5e15)) return x;
+  const double t = static_cast<double>(static_cast<std::int64_t>(x));
+  return t < x ? t + 1 : t;
+}
+
+}  // namespace
+
+// A smooth roofline over compute and operand traffic, with the compute side derated by the dense peak fraction
+// and by wave quantization over the SMs.
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
+  const PerfConstants& c = *mc.constants;
+  const double flops = 2 * m * n * k * batch;
+  const double tiles = ceil_nonneg(m / c.gemm_tile_m) * ceil_nonneg(n / c.gemm_tile_n) * batch;
+  const double waves = ceil_nonneg(tiles / c.sm_count);
+  const double wave_util = tiles / (waves * c.sm_count);
+  const double compute_s = flops / (mc.peak_flops * c.gemm_max_efficiency * wave_util);
+  const double traffic_s =
+      (elem_bytes * (m * k + k * n) + out_bytes * m * n) * batch / (mc.hbm_Bps * c.gemm_memory_efficiency);
+  const double p = c.roofline_sharpness;
+  const double t = p == 1   ? compute_s + traffic_s
+                   : p == 2 ? std::sqrt(compute_s * compute_s + traffic_s * traffic_s)
+                            : std::pow(std::pow(compute_s, p) + std::pow(traffic_s, p), 1 / p);
+  return t + c.kernel_overhead_s;
+}
+
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes) {
+  return gemm_s(mc, m, n, k, batch, elem_bytes, elem_bytes);
+}
+
+double memory_bound_s(const Machine& mc, double bytes, double kernels) {
+  if (bytes <= 0) return 0;
+  return bytes / (mc.hbm_Bps * mc.constants->memory_bound_efficiency) + kernels * mc.constants->kernel_overhead_s;
+}
+
+Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
+  const double heads = static_cast<double>(m.heads) / s.tp;
+  const double qk = static_cast<double>(detail::qk_head_dim(m));
+  const double v = static_cast<double>(detail::v_head_dim(m));
+  Cost c;
+  if (s.flash) {
+    // Causal kernels skip the masked half of the s x s product; the backward recomputes the scores (2.5x FLOPs).
+    // A kernel call sees the whole sequence; under context parallelism one ring step (cp calls), on chunks of
+    // s / (2 cp) tokens: Megatron-LM splits the sequence into 2 cp chunks and gives rank i chunks i and 2cp-1-i
+    // to balance the causal work (get_batch_on_this_cp_rank). Short chunks fill the GPU less.
+    const double flops = 2 * s.tokens * s.keys_per_query * heads * (qk + v) * 0.5;
+    const double keys = s.local_sequence < s.keys_per_query ? s.local_sequence / 2 : s.local_sequence;
+    const double efficiency =
+        mc.constants->flash_attention_efficiency * keys / (keys + mc.constants->flash_attention_half_length);
+    const double t = flops / (mc.peak_flops * efficiency);
+    const double calls = s.keys_per_query / s.local_sequence;
+    c.forward_s = t + calls * mc.constants->kernel_overhead_s;
+    c.backward_s = 2.5 * t + 2 * calls * mc.constants->kernel_overhead_s;
+    return c;
+  }
+  const double batch_heads = s.micro_batch * heads;
+  c.forward_s = gemm_s(mc, s.local_sequence, s.keys_per_query, qk, batch_heads, s.gemm_element_bytes) +
+                gemm_s(mc, s.local_sequence, v, s.keys_per_query, batch_heads, s.gemm_element_bytes);
+  // Fused scale-mask-softmax reads and writes the scores; dropout on the probabilities adds a pass and a mask.
+  const double scores = batch_heads * s.local_sequence * s.keys_per_query;
+  double bytes = scores * 2 * s.element_bytes;
+  double kernels = 1;
+  if (s.dropout) {
+    bytes += scores * (2 * s.element_bytes + 1);
+    kernels += 1;
+  }
+  c.forward_s += memory_bound_s(mc, bytes, kernels);
+  c.backward_s = 2 * c.forward_s;
+  return c;
+}
+
+// The backward runs the data-gradient GEMM (m x n) @ (n x k) and the weight-gradient GEMM (k x m) @ (m x n),
+// which Megatron-LM accumulates straight into the fp32 main gradient (gradient-accumulation fusion), reading and
+// writing it.
+Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch) {
+  Cost c;
+  c.forward_s = gemm_s(mc, m, n, k, batch, s.gemm_element_bytes);
+  c.backward_s = gemm_s(mc, m, k, n, batch, s.gemm_element_bytes) +
+                 gemm_s(mc, k, n, m, batch, s.gemm_element_bytes, s.gradient_rw_bytes);
+  c.gemm_forward_s = c.forward_s;
+  return c;
+}
+
+namespace {
+
+// Router, routed experts (balanced routing), shared experts, and the permutes of a MoE layer's MLP, added to `c`
+// in this order; the elements entering the activation function are added to `act_elems`.
+void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, double ep, double etp, Cost& c,
+                 double& act_elems) {
+  const double h = s.hidden, tokens = s.tokens, up = m.mlp == MlpKind::gated ? 2 : 1;
+  const double experts = static_cast<double>(m.moe.routed_experts);
+  const double topk = static_cast<double>(m.moe.top_k);
+  const double ffn = static_cast<double>(m.moe.expert_ffn_hidden);
+  const double local_experts = std::max(1.0, experts / ep);
+  const double rows = tokens * topk * ep / experts;  // tokens per local expert, balanced routing
+  c += linear(mc, s, tokens, experts, h, 1);          // router
+  c += linear(mc, s, rows, up * ffn / etp, h, local_experts);
+  c += linear(mc, s, rows, h, ffn / etp, local_experts);
+  act_elems += rows * local_experts * ffn / etp;
+  if (m.moe.shared_experts > 0) {
+    const double shared_ffn = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
+    c += linear(mc, s, tokens, up * shared_ffn / s.tp, h, 1);
+    c += linear(mc, s, tokens, h, shared_ffn / s.tp, 1);
+    act_elems += tokens * shared_ffn / s.tp;
+  }
+  // Permute and unpermute of the routed tokens: read and write each copy once.
+  const double permute = memory_bound_s(mc, 2 * 2 * tokens * topk * h * s.element_bytes, 2);
+  c.forward_s += permute;
+  c.backward_s += 2 * permute;
+}
+
+// Norms, bias-dropout-adds, the activation function and rotary embedding: bandwidth-bound kernels, forward; the
+// backward moves twice the traffic of each (its input and output gradients).
+double elementwise_forward_s(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, double act_elems) {
+  const double h = s.hidden;
+  // Under sequence parallelism norms, dropout and residuals see tokens / tp.
+  const double norm_tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
+  const double norms = static_cast<double>(m.norms_per_layer);
+  double bytes = norms * 2 * norm_tokens * h * s.element_bytes;                                 // read, write
+  double kernels = norms;
+  bytes += 2 * (3 * norm_tokens * h * s.element_bytes + (s.dropout ? norm_tokens * h : 0));   // bias-dropout-add x2
+  kernels += 2;
+  bytes += (m.mlp == MlpKind::gated ? 3 : 2) * act_elems * s.element_bytes;  // activation (gated: 2 in, 1 out)
+  kernels += 1;
+  if (m.positions == PositionKind::rotary) {
+    const double heads = static_cast<double>(m.heads);
+    const double qk = static_cast<double>(detail::qk_head_dim(m));
+    const double kv = static_cast<double>(m.kv_heads) * qk;
+    bytes += 2 * s.element_bytes * s.tokens * (heads * qk + kv) / s.tp;
+    kernels += 2;
+  }
+  return memory_bound_s(mc, bytes, kernels);
+}
+
+}  // namespace
+
+Cost layer_body(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, bool moe, double ep, double etp) {
+  const double h = s.hidden, tokens = s.tokens, tp = s.tp;
+  const double v = static_cast<double>(detail::v_head_dim(m));
+  const double attn_params = static_cast<double>(detail::attention_params(m, detail::Biases::exclude));
+  const double out_k = static_cast<double>(m.heads) * v;
+  const double in_n = std::max(0.0, attn_params - out_k * h) / h;  // q, k, v (and MLA) projections, as one GEMM
+  Cost c = linear(mc, s, tokens, in_n / tp, h, 1);
+  c += linear(mc, s, tokens, h, out_k / tp, 1);
+  double act_elems = 0;  // elements entering the activation function
+  if (!moe) {
+    const double ffn = static_cast<double>(m.ffn_hidden);
+    const double up = m.mlp == MlpKind::gated ? 2 : 1;
+    c += linear(mc, s, tokens, up * ffn / tp, h, 1);
+    c += linear(mc, s, tokens, h, ffn / tp, 1);
+    act_elems += tokens * ffn / tp;
+  } else {
+    add_moe_mlp(mc, m, s, ep, etp, c, act_elems);
+  }
+  const double elementwise = elementwise_forward_s(mc, m, s, act_elems);
+  c.forward_s += elementwise;
+  c.backward_s += 2 * elementwise;
+  return c;
+}
+
+// GEMMs, the attention core, norms, bias-dropout-adds, the activation, rotary embedding, the TP collectives, MoE
+// routing and permutes.
+double layer_kernels_forward(const ModelConfig& m, const MicrobatchShape& s, bool moe, bool tp_comm) {
+  double k = 4;                                                     // qkv, out, up (fc1), down (fc2)
+  if (moe) k += 1 + 2 + (m.moe.shared_experts > 0 ? 2 : 0) + 2;    // router, experts, shared, permute/unpermute
+  k += s.flash ? 1 : (s.dropout ? 5 : 4);                           // QK^T, softmax, [dropout], PV, context copy
+  k += static_cast<double>(m.norms_per_layer) + 2 + 1;              // norms, bias-dropout-add x2, activation
+  if (m.positions == PositionKind::rotary) k += 2;
+  if (tp_comm) k += 2;
+  return k;
+}
+
+}  // namespace gpuplan::perf

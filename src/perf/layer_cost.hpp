@@ -1,0 +1,65 @@
+// Compute time of the pieces of a training step on one GPU: one GEMM (a smooth roofline with shape-dependent
+// efficiency), memory-bound kernels (bytes over HBM bandwidth), the attention core, a decoder layer's body, and
+// the kernels the host launches for it. See docs/estimate.md.
+#pragma once
+
+#include "gpuplan/estimate.hpp"
+
+namespace gpuplan::perf {
+
+// Per-GPU machine numbers the cost functions use.
+struct Machine {
+  double peak_flops = 0;          // FLOP/s of the training dtype
+  double hbm_Bps = 0;             // bytes/s
+  const PerfConstants* constants = nullptr;
+};
+
+// One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K. `out_bytes` is the traffic per output
+// element: a write of elem_bytes, or a read and a write of the fp32 gradient when a weight-gradient GEMM
+// accumulates into it.
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes);
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes);
+// `kernels` bandwidth-bound kernels moving `bytes` in all.
+double memory_bound_s(const Machine& mc, double bytes, double kernels);
+
+// Forward and backward time of one piece of work for one microbatch on one rank.
+struct Cost {
+  double forward_s = 0;
+  double backward_s = 0;
+  double gemm_forward_s = 0;      // the linear-layer GEMMs of the forward: what TP communication can overlap with
+  Cost& operator+=(const Cost& o) {
+    forward_s += o.forward_s;
+    backward_s += o.backward_s;
+    gemm_forward_s += o.gemm_forward_s;
+    return *this;
+  }
+};
+
+// What one rank sees of a microbatch.
+struct MicrobatchShape {
+  double tokens = 0;              // micro-batch x sequence / cp on this rank
+  double keys_per_query = 0;      // the whole sequence
+  double micro_batch = 0;
+  double local_sequence = 0;      // sequence / cp
+  double hidden = 0;
+  double tp = 1;
+  double element_bytes = 2;       // an activation element
+  double gemm_element_bytes = 2;  // a GEMM operand element (1 under fp8)
+  double gradient_rw_bytes = 8;   // read and write of one (fp32) main-gradient element by a weight-gradient GEMM
+  bool sequence_parallel = false;
+  bool dropout = false;
+  bool flash = true;
+};
+
+// A linear layer of `batch` GEMMs, each (m x k) @ (k x n): forward, and backward as the data-gradient and the
+// weight-gradient GEMMs.
+Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch);
+// Attention core (scores, softmax, context) of one layer.
+Cost attention_core(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);
+// One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
+Cost layer_body(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s, bool moe, double ep,
+                double etp);
+// Kernels one decoder layer launches forward (what the host dispatches).
+double layer_kernels_forward(const ModelConfig& model, const MicrobatchShape& s, bool moe, bool tp_comm);
+
+}  // namespace gpuplan::perf

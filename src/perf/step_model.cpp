@@ -1,0 +1,257 @@
+// The shape phase of the step-time model: per-layer compute, the TP/CP/EP/PP collectives and each stage's
+// forward and backward for one microbatch, priced once for every variant of the shape. See docs/estimate.md.
+#include <algorithm>
+
+#include "gpuplan/error.hpp"
+#include "model/param_parts.hpp"
+#include "perf/step_model.hpp"
+
+namespace gpuplan::perf {
+
+namespace {
+
+double dtype_bytes(DType d) { return d == DType::fp32 ? 4.0 : 2.0; }
+
+}  // namespace
+
+const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
+  switch (t.precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return gpu.has_dtype("fp8") ? "fp8" : "bf16";
+  }
+  return "bf16";
+}
+
+StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_constants(in.gpu)) {
+  if (!in.memory.model)
+    throw InputError("--model", "(none)",
+                     "a model architecture: the step time is computed per operation, --params alone is not enough");
+  counts = count_params(*in.memory.model);
+  flops = flops_per_token(*in.memory.model, in.memory.training.seq_len);
+}
+
+double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
+  if (!(bytes > 0) || g.ranks <= 1) return 0;
+  const comm::GroupCollective* same_group = nullptr;  // another collective on this group: its placement is set up
+  for (int i = 0; i < used_; ++i) {
+    const Entry& e = entries_[static_cast<std::size_t>(i)];
+    if (e.ranks != g.ranks || e.ranks_per_node != g.ranks_per_node ||
+        e.concurrent_groups != g.concurrent_groups_per_node)
+      continue;
+    if (e.collective == c) return e.group->time_s(bytes);
+    same_group = &*e.group;
+  }
+  if (used_ == kCapacity) return collective_time_s(*fabric_, c, bytes, g);
+  Entry& e = entries_[static_cast<std::size_t>(used_++)];  // set field by field: the group is large
+  e.collective = c;
+  e.ranks = g.ranks;
+  e.ranks_per_node = g.ranks_per_node;
+  e.concurrent_groups = g.concurrent_groups_per_node;
+  if (same_group != nullptr) return e.group.emplace(*same_group, c).time_s(bytes);
+  return e.group.emplace(*fabric_, c, g).time_s(bytes);
+}
+
+StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
+    : in_(&in), job_(&job), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap),
+      collective_(in.fabric) {
+  if (!in.memory.model)
+    throw InputError("--model", "(none)",
+                     "a model architecture: the step time is computed per operation, --params alone is not enough");
+  const ModelConfig& m = *in.memory.model;
+  const TrainingConfig& tr = in.memory.training;
+  layout_ = resolve_layout(in.memory);
+  const Layout& l = layout_;
+  const std::int64_t gpus_per_node = std::max(1, in.fabric.gpus_per_node);
+  const std::int64_t capacity = static_cast<std::int64_t>(gpus_per_node) * std::max(1, in.fabric.nodes);
+  if (l.gpus > capacity)
+    throw InputError("--gpus", std::to_string(l.gpus),
+                     "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
+                         std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
+  placement_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
+  gpus_sharing_host_ = static_cast<double>(std::min(gpus_per_node, std::max<std::int64_t>(1, l.gpus)));
+  stages_ = memory::stage_params(in.memory, l, &job.counts);
+  host_link_Bps_ = in.gpu.host_per_direction_GBps * 1e9 * job.perf.host_link_efficiency;
+
+  Machine mc;
+  peak_tflops_ = in.gpu.tflops(peak_dtype(tr, in.gpu));
+  mc.peak_flops = peak_tflops_ * 1e12;
+  mc.hbm_Bps = in.gpu.memory_GBps * 1e9;
+  mc.constants = &job.perf;
+  hbm_Bps_ = mc.hbm_Bps;
+  if (!(mc.hbm_Bps > 0)) throw InputError("--gpu", in.gpu.name, "a GPU with a memory bandwidth in the catalog");
+
+  MicrobatchShape s;
+  s.tp = static_cast<double>(l.tp);
+  s.micro_batch = static_cast<double>(tr.micro_batch);
+  s.local_sequence = static_cast<double>(tr.seq_len) / static_cast<double>(l.cp);
+  s.keys_per_query = static_cast<double>(tr.seq_len);
+  s.tokens = s.micro_batch * s.local_sequence;
+  s.hidden = static_cast<double>(m.hidden);
+  s.element_bytes = memory::activation_element_bytes(tr);
+  s.gemm_element_bytes = tr.precision == Precision::fp8 ? 1.0 : s.element_bytes;
+  s.gradient_rw_bytes = 2 * (tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype));
+  s.sequence_parallel = l.sequence_parallel && l.tp > 1;
+  s.dropout = tr.dropout > 0;
+  s.flash = l.attention == Attention::flash;
+
+  const LayerCosts costs = price_compute(mc, s);
+  // Microbatches per pipeline and step, as estimate_memory counts them.
+  microbatches_ = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
+  virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
+  gradient_bytes_ = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
+  weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
+  expert_data_parallel_ =
+      std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / static_cast<double>(l.ep) * (s.tp / etp));
+  price_stages(s, costs);
+}
+
+StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const MicrobatchShape& s) {
+  const ModelConfig& m = *in_->memory.model;
+  const Layout& l = layout_;
+  const double ep = static_cast<double>(l.ep);
+  const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
+  LayerCosts costs;
+  const Cost core = attention_core(mc, m, s);
+  costs.dense = layer_body(mc, m, s, false, ep, etp);
+  costs.dense += core;
+  if (m.is_moe()) {
+    costs.moe = layer_body(mc, m, s, true, ep, etp);
+    costs.moe += core;
+  }
+  dense_layer_forward_s_ = costs.dense.forward_s;
+  moe_layer_forward_s_ = costs.moe.forward_s;
+  attention_core_forward_s_ = core.forward_s;
+  layer_gemm_forward_s_ = costs.dense.gemm_forward_s;
+  // Embedding (first stage) and output layer + loss (last stage).
+  embedding_width_ = static_cast<double>(detail::embedding_width(m));
+  const double vocab_per_rank = static_cast<double>(m.vocab) / s.tp;
+  const double e = s.element_bytes;
+  costs.embedding.forward_s = memory_bound_s(mc, 4 * s.tokens * s.hidden * e, 2);
+  costs.embedding.backward_s = memory_bound_s(mc, vocab_per_rank * embedding_width_ * 4 + s.tokens * s.hidden * (e + 4), 2);
+  const Cost output = linear(mc, s, s.tokens, vocab_per_rank, embedding_width_, 1);
+  const double final_norm = memory_bound_s(mc, 2 * s.tokens * s.hidden * e, 1);
+  // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
+  costs.head.forward_s = output.forward_s + final_norm + memory_bound_s(mc, s.tokens * vocab_per_rank * (e + 3 * 4), 3);
+  costs.head.backward_s =
+      output.backward_s + 2 * final_norm + memory_bound_s(mc, s.tokens * vocab_per_rank * (4 + 4 + e), 2);
+  // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it.
+  costs.dense_kernels = layer_kernels_forward(m, s, false, l.tp > 1);
+  costs.moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : costs.dense_kernels;
+  price_layer_comm(s, core);
+  return costs;
+}
+
+void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
+  const ModelConfig& m = *in_->memory.model;
+  const Layout& l = layout_;
+  CommMemo& coll = collective_;
+  const double act_bytes = s.tokens * s.hidden * s.element_bytes;  // the full (b, s/cp, h) activation
+  if (l.tp > 1) {
+    if (s.sequence_parallel)
+      tp_comm_per_layer_s_ = 2 * (coll(Collective::allgather, act_bytes, placement_.tp) +
+                                  coll(Collective::reducescatter, act_bytes, placement_.tp));
+    else
+      tp_comm_per_layer_s_ = 2 * coll(Collective::allreduce, act_bytes, placement_.tp);
+  }
+  double cp_per_layer_s = 0;
+  if (l.cp > 1) {
+    const double kv_bytes = 2 * s.tokens * static_cast<double>(m.kv_heads) *
+                            static_cast<double>(detail::qk_head_dim(m)) / s.tp * s.element_bytes;
+    GroupPlacement pair{2, placement_.cp.ranks_per_node > 1 ? 2 : 1, placement_.cp.concurrent_groups_per_node};
+    cp_per_layer_s = static_cast<double>(l.cp - 1) * coll(Collective::sendrecv, kv_bytes, pair);
+  }
+  if (m.is_moe() && l.ep > 1) {
+    const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
+    const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.hidden * s.element_bytes;
+    ep_comm_per_layer_s_ = 2 * coll(Collective::alltoall, bytes, placement_.ep);
+  }
+  // CP ring steps hide behind the attention core.
+  cp_exposed_forward_s_ = std::max(0.0, cp_per_layer_s - core.forward_s);
+  cp_exposed_backward_s_ = std::max(0.0, 2 * cp_per_layer_s - core.backward_s);
+}
+
+void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) {
+  const ModelConfig& m = *in_->memory.model;
+  const Layout& l = layout_;
+  CommMemo& coll = collective_;
+  const double act_bytes = s.tokens * s.hidden * s.element_bytes;
+  // Embedding: lookup (+ positions, dropout); output layer: GEMM, final norm, cross-entropy passes.
+  const double embedding_kernels = 3, head_kernels = 1 + 1 + 3;
+  stage_base_.resize(stages_.size());
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const memory::StageParams& sp = stages_[i];
+    StageBase& b = stage_base_[i];
+    b.layers = static_cast<double>(sp.layers);
+    b.moe_layers = static_cast<double>(sp.moe_layers);
+    const double dense_layers = b.layers - b.moe_layers;
+    b.forward_s = dense_layers * costs.dense.forward_s + b.moe_layers * costs.moe.forward_s;
+    b.backward_s = dense_layers * costs.dense.backward_s + b.moe_layers * costs.moe.backward_s;
+    if (sp.first) {
+      b.forward_s += costs.embedding.forward_s;
+      b.backward_s += costs.embedding.backward_s;
+    }
+    if (sp.last) {
+      b.forward_s += costs.head.forward_s;
+      b.backward_s += costs.head.backward_s;
+    }
+    // The vocabulary-parallel embedding all-reduces its output and the loss all-reduces three per-token scalars.
+    if (l.tp > 1 && sp.first) b.tp_embedding_loss_s += coll(Collective::allreduce, act_bytes, placement_.tp);
+    if (l.tp > 1 && sp.last) b.tp_embedding_loss_s += 3 * coll(Collective::allreduce, s.tokens * 4, placement_.tp);
+    b.layer_kernels = dense_layers * costs.dense_kernels + b.moe_layers * costs.moe_kernels;
+    b.forward_kernels = b.layer_kernels + (sp.first ? embedding_kernels : 0) + (sp.last ? head_kernels : 0);
+  }
+  // Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered
+  // over the TP ranks, as Megatron-LM's scatter-gather optimization does).
+  const std::size_t p = stages_.size();
+  if (p > 1) {
+    const double bytes = act_bytes / s.tp;
+    pp_comm_s_ = 2 * (microbatches_ * virtual_stages_ + static_cast<double>(p - 1)) *
+                 coll(Collective::sendrecv, bytes, placement_.pp);
+  }
+  if (p > 1 && m.tied_embeddings)
+    embedding_sync_s_ = coll(Collective::allreduce,
+                             static_cast<double>(m.vocab) / s.tp * embedding_width_ * gradient_bytes_, placement_.pp);
+  // Buckets hold dp_bucket_elements gradient elements; the same byte count bounds the weight all-gather's.
+  bucket_bytes_ = job_->perf.dp_bucket_elements * gradient_bytes_;
+}
+
+double StepModel::bucket_time(Collective c, double bytes, double& full) const {
+  if (bytes < bucket_bytes_) return collective_(c, bytes, placement_.dp);
+  if (full < 0) full = collective_(c, bucket_bytes_, placement_.dp);
+  return full;
+}
+
+const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int family) const {
+  DpCollectives& d = stage_base_[i].dp[static_cast<std::size_t>(family)];
+  if (d.priced) return d;
+  const memory::StageParams& sp = stages_[i];
+  // Stages holding the same parameters (the middle ones) move the same bytes.
+  if (i > 0 && stages_[i - 1].dense == sp.dense && stages_[i - 1].expert == sp.expert) {
+    d = dp_collectives(i - 1, family);
+    return d;
+  }
+  const double g_dense = sp.dense * gradient_bytes_, g_expert = sp.expert * gradient_bytes_;
+  const double w_dense = sp.dense * weight_bytes_;
+  CommMemo& coll = collective_;
+  if (family == 0) {
+    d.reduce_s = coll(Collective::allreduce, g_dense, placement_.dp) +
+                 coll(Collective::allreduce, g_expert, placement_.edp);
+    d.reduce_bucket_s = bucket_time(Collective::allreduce, g_dense, full_reduce_bucket_s_[0]);
+  } else {
+    // ZeRO-1/2 and the distributed optimizer: reduce-scatter the gradients, all-gather the updated weights.
+    // ZeRO-3 reduce-scatters each microbatch's gradients and gathers the weights forward and backward.
+    d.reduce_s = coll(Collective::reducescatter, g_dense, placement_.dp) +
+                 coll(Collective::reducescatter, g_expert, placement_.edp);
+    d.gather_s = coll(Collective::allgather, w_dense, placement_.dp) +
+                 coll(Collective::allgather, sp.expert * weight_bytes_, placement_.edp);
+    d.reduce_bucket_s = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket_s_[1]);
+    d.gather_bucket_s = bucket_time(Collective::allgather, w_dense, full_gather_bucket_s_);
+  }
+  d.priced = true;
+  return d;
+}
+
+}  // namespace gpuplan::perf

@@ -1,0 +1,198 @@
+// The variant phase of the step-time model: one pass over the stages for a ZeRO stage, offload and
+// recomputation, then the pipeline bubble, the exposed data-parallel and optimizer time, throughput and MFU.
+#include <algorithm>
+#include <stdexcept>
+
+#include "perf/step_model.hpp"
+
+namespace gpuplan::perf {
+
+namespace {
+
+// Exposed part of a collective overlapped with compute: what exceeds the compute, plus the compute it slows
+// (overlap_slowdown of the hidden part: the SMs and HBM bandwidth the collective's kernels take).
+double overlapped(double slowdown, double comm, double compute) {
+  comm = std::max(0.0, comm);
+  return std::max(0.0, comm - compute) + slowdown * std::min(comm, compute);
+}
+
+}  // namespace
+
+struct StepModel::StepTotals {
+  double slowest_s = 0, sum_s = 0;   // the slowest stage's time per microbatch, and the sum over stages
+  double backward_sum_s = 0;         // backward and recompute of the stages so far
+  StageTime slowest;
+  double dp_exposed_s = 0, optimizer_s = 0, offload_step_s = 0;
+  double recomputed_layers = 0;      // summed over the stages (for HFU)
+};
+
+StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant, double& recomputed) const {
+  const StageBase& b = stage_base_[i];
+  const double layers = b.layers, moe_layers = b.moe_layers;
+  const double slowdown = job_->perf.overlap_slowdown;
+  // TP hides behind the layer's GEMMs with --tp-overlap, and only behind those: the norms, activations and
+  // attention core run between them and hide nothing. Across nodes the collective is priced on the network tier
+  // its group spans and still hides behind no more than that.
+  auto tp_exposed = [&](double comm, double compute) {
+    return tp_overlap_ ? overlapped(slowdown, comm, compute) : comm;
+  };
+  StageTime st;
+  st.forward = b.forward_s;
+  st.backward = b.backward_s;
+  recomputed = 0;
+  if (variant.recompute == Recompute::full) {
+    recomputed = variant.recompute_layers < 0 ? layers
+                                              : std::min(layers, static_cast<double>(variant.recompute_layers));
+    const double moe_share = layers > 0 ? moe_layers / layers : 0;
+    st.recompute = recomputed * ((1 - moe_share) * dense_layer_forward_s_ + moe_share * moe_layer_forward_s_);
+  } else if (variant.recompute == Recompute::selective) {
+    st.recompute = layers * attention_core_forward_s_;
+  }
+  // TP: two collectives per layer forward, two backward, the forward ones again for recomputed layers.
+  st.tp = layers * (tp_exposed(tp_comm_per_layer_s_, layer_gemm_forward_s_) +
+                    tp_exposed(tp_comm_per_layer_s_, 2 * layer_gemm_forward_s_)) +
+          recomputed * tp_exposed(tp_comm_per_layer_s_, layer_gemm_forward_s_) + b.tp_embedding_loss_s;
+  st.cp = layers * (cp_exposed_forward_s_ + cp_exposed_backward_s_) + recomputed * cp_exposed_forward_s_;
+  st.ep = moe_layers * 2 * ep_comm_per_layer_s_ + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_comm_per_layer_s_;
+  return st;
+}
+
+// Local gradients: dense over the data x context group, experts over the expert-data group.
+void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTime& st, StepTotals& totals) const {
+  const int zero = variant.zero;
+  const double slowdown = job_->perf.overlap_slowdown;
+  const DpCollectives& dpc = dp_collectives(i, zero == 0 ? 0 : 1);
+  double reduce = 0, reduce_bucket = 0, gather = 0, gather_bucket = 0;
+  if (zero == 0) {
+    reduce = dpc.reduce_s;
+    reduce_bucket = dpc.reduce_bucket_s;
+  } else if (zero == 3) {
+    // Gathers are prefetched one layer ahead, so the first layer's gather waits in each pass; the rest hides
+    // behind the compute of the pass only as far as it is shorter, and slows that compute while it runs.
+    const double layers = stage_base_[i].layers;
+    const double first = layers > 0 ? dpc.gather_s / layers : dpc.gather_s;
+    st.zero3 = 2 * first + overlapped(slowdown, dpc.gather_s - first, st.forward) +
+               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s, st.backward + st.recompute);
+  } else {
+    reduce = dpc.reduce_s;
+    reduce_bucket = dpc.reduce_bucket_s;
+    gather = dpc.gather_s;
+    gather_bucket = dpc.gather_bucket_s;
+  }
+  double exposed = 0;
+  if (dp_overlap_) {
+    exposed = std::min(reduce, reduce_bucket + overlapped(slowdown, reduce - reduce_bucket, st.backward + st.recompute)) +
+              std::min(gather, gather_bucket + overlapped(slowdown, gather - gather_bucket, st.forward));
+  } else {
+    exposed = reduce + gather;
+  }
+  // Stage i finishes its last backward about i backward passes before stage 0 does.
+  totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
+}
+
+// Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
+void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& st, StepTotals& totals) const {
+  const memory::StageParams& sp = stages_[i];
+  const PerfConstants& perf = job_->perf;
+  const int zero = variant.zero;
+  const double dp = static_cast<double>(layout_.dp);
+  const double shard = sp.dense / (zero >= 1 ? dp * static_cast<double>(layout_.cp) : 1.0) +
+                       sp.expert / (zero >= 1 ? expert_data_parallel_ : 1.0);
+  if (variant.offload == Offload::none) {
+    Machine mc;
+    mc.peak_flops = peak_tflops_ * 1e12;
+    mc.hbm_Bps = hbm_Bps_;
+    mc.constants = &perf;
+    totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, shard * perf.optimizer_bytes_per_param, 8));
+    return;
+  }
+  totals.optimizer_s = std::max(totals.optimizer_s, shard * gpus_sharing_host_ / perf.cpu_adam_params_per_s);
+  if (!(host_link_Bps_ > 0)) return;
+  const double down = shard * gradient_bytes_ / host_link_Bps_, up = shard * weight_bytes_ / host_link_Bps_;
+  totals.offload_step_s = std::max(totals.offload_step_s, std::max(0.0, down - st.backward) + up);
+  if (variant.offload == Offload::optimizer_and_params) {
+    // Weights streamed in for each microbatch's forward and backward, overlapped with that compute.
+    const double stream = (sp.dense + sp.expert) * weight_bytes_ / host_link_Bps_;
+    st.offload = std::max(0.0, stream - st.forward) + std::max(0.0, stream - st.backward - st.recompute);
+  }
+}
+
+StepEstimate StepModel::time(const Layout& variant) const {
+  StepTotals totals;
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    double recomputed = 0;
+    StageTime st = stage_time(i, variant, recomputed);
+    add_data_parallel(i, variant, st, totals);
+    add_optimizer(i, variant, st, totals);
+    // Host dispatch: a microbatch of a stage takes the longer of its GPU time and the time its host needs to
+    // launch its kernels (forward, recomputed forward, backward at 2x).
+    const StageBase& b = stage_base_[i];
+    const double rec_kernels = b.layers > 0 ? recomputed * b.layer_kernels / b.layers : 0;
+    const double host = (3 * b.forward_kernels + rec_kernels) * job_->perf.host_op_s;
+    const double gpu = st.forward + st.backward + st.recompute + st.tp + st.cp + st.ep + st.zero3 + st.offload;
+    st.host = std::max(0.0, host - gpu);
+    totals.recomputed_layers += recomputed;
+    const double t = st.total();
+    totals.sum_s += t;
+    totals.backward_sum_s += st.backward + st.recompute;
+    if (t > totals.slowest_s) {
+      totals.slowest_s = t;
+      totals.slowest = st;
+    }
+  }
+  return assemble(totals, variant);
+}
+
+StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant) const {
+  const EstimateInputs& in = *in_;
+  const ModelConfig& m = *in.memory.model;
+  const TrainingConfig& tr = in.memory.training;
+  const double stages = static_cast<double>(stages_.size());
+  const double bubble = (stages - 1) * (totals.sum_s / stages) / virtual_stages_;
+  const double mb = microbatches_;
+  const StageTime& slowest = totals.slowest;
+  StepEstimate r;
+  r.peak_tflops = peak_tflops_;
+  std::size_t term = 0;
+  auto add = [&](std::string_view name, double t) { r.breakdown.at(term++) = TimeTerm{name, t}; };
+  add("forward", mb * slowest.forward);
+  add("backward", mb * slowest.backward);
+  add("recompute", mb * slowest.recompute);
+  add("tp_comm", mb * slowest.tp);
+  add("cp_comm", mb * slowest.cp);
+  add("ep_comm", mb * slowest.ep);
+  add("zero3_comm", mb * slowest.zero3);
+  add("offload_stream", mb * slowest.offload);
+  add("host_bound", mb * slowest.host);
+  add("pipeline_bubble", bubble);
+  add("pp_comm", pp_comm_s_);
+  add("dp_comm", totals.dp_exposed_s);
+  add("embedding_sync", embedding_sync_s_);
+  add("optimizer", totals.optimizer_s + totals.offload_step_s);
+  add("overhead", job_->perf.step_overhead_s);
+  if (term != kTimeTerms) throw std::logic_error("estimate_step: every breakdown term must be filled");
+  double step = 0;
+  for (const auto& [name, t] : r.breakdown) step += t;
+  r.step_s = step;
+
+  const double tokens = mb * static_cast<double>(tr.micro_batch) * static_cast<double>(layout_.dp) *
+                        static_cast<double>(tr.seq_len);
+  const double gpus = static_cast<double>(layout_.gpus);
+  const FlopsPerToken& fpt = job_->flops;
+  r.tokens_per_s = tokens / step;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  r.model_tflops_per_gpu = fpt.training * tokens / step / gpus / 1e12;
+  // Hardware FLOPs add the recomputed forward: whole layers (full) or the attention core (selective).
+  const double head_forward = 2 * static_cast<double>(m.vocab) * embedding_width_;
+  double extra_per_token = 0;
+  if (variant.recompute == Recompute::full)
+    extra_per_token = (fpt.forward - head_forward) * totals.recomputed_layers / static_cast<double>(m.layers);
+  else if (variant.recompute == Recompute::selective)
+    extra_per_token = fpt.attention_forward;
+  r.hardware_tflops_per_gpu = (fpt.training + extra_per_token) * tokens / step / gpus / 1e12;
+  r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
+  r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
+  return r;
+}
+
+}  // namespace gpuplan::perf
