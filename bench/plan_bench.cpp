@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "gpuplan/hardware.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/plan.hpp"
 
@@ -27,7 +28,7 @@ void BM_PlanGpt3_256xA100(benchmark::State& state) {
   in.threads = static_cast<int>(state.range(0));
   std::uint64_t space = 0, evaluated = 0, timed = 0;
   for (auto _ : state) {
-    const gpuplan::PlanResult r = gpuplan::search_plans(in);
+    const gpuplan::PlanResult r = gpuplan::search_plans_threaded(in);
     space = r.space;
     evaluated = r.evaluated;
     timed = r.timed;
@@ -45,7 +46,7 @@ BENCHMARK(BM_PlanGpt3_256xA100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->
 void BM_PlanGpt3_256xA100_Explained(benchmark::State& state) {
   gpuplan::PlanInputs in = gpt3();
   in.explain = true;
-  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::search_plans(in).plans.data());
+  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::search_plans_threaded(in).plans.data());
 }
 BENCHMARK(BM_PlanGpt3_256xA100_Explained)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -62,7 +63,7 @@ void BM_PlanExhaustive_Llama8B_8xH100(benchmark::State& state) {
   in.threads = static_cast<int>(state.range(0));
   std::uint64_t evaluated = 0, timed = 0;
   for (auto _ : state) {
-    const gpuplan::PlanResult r = gpuplan::search_plans(in);
+    const gpuplan::PlanResult r = gpuplan::search_plans_threaded(in);
     evaluated += r.evaluated;
     timed += r.timed;
     benchmark::DoNotOptimize(r.plans.data());

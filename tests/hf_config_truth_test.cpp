@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gpuplan/model.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
 
 namespace fs = std::filesystem;

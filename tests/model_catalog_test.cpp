@@ -6,6 +6,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/model.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
 
 using namespace gpuplan;

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/model_io.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/plan.hpp"
 
 namespace gpuplan {
@@ -91,9 +93,9 @@ TEST(PlanSearch, PrunedTopKEqualsExhaustiveTopK) {
   in.space.vpp = {1, 2};
   in.top_k = 5;
   in.threads = 2;
-  const PlanResult pruned = search_plans(in);
+  const PlanResult pruned = search_plans_threaded(in);
   in.prune = false;
-  const PlanResult full = search_plans(in);
+  const PlanResult full = search_plans_threaded(in);
   EXPECT_EQ(pruned.space, full.space);
   EXPECT_EQ(full.evaluated, full.space);
   EXPECT_LT(pruned.evaluated, full.evaluated);
@@ -172,11 +174,31 @@ TEST(PlanSearch, TokensPerSecondRanksLikeStepTimeOnAFixedCluster) {
 
 TEST(PlanSearch, OneThreadAndTwoThreadsAgree) {
   PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
+  const PlanResult sequential = search_plans(in);
   in.threads = 1;
-  const PlanResult one = search_plans(in);
+  const PlanResult one = search_plans_threaded(in);
   in.threads = 2;
-  const PlanResult two = search_plans(in);
+  const PlanResult two = search_plans_threaded(in);
+  expect_same_top(sequential, one);
   expect_same_top(one, two);
+}
+
+TEST(PlanSearch, ProgressIsReportedFromOneThreadUpToTheWholeSpace) {
+  PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
+  in.threads = 2;
+  in.explain = false;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  std::thread::id caller;
+  bool one_thread = true;
+  const PlanResult r = search_plans_threaded(in, [&](std::uint64_t done, std::uint64_t space) {
+    if (calls.empty()) caller = std::this_thread::get_id();
+    one_thread = one_thread && caller == std::this_thread::get_id();
+    calls.push_back({done, space});
+  });
+  ASSERT_FALSE(calls.empty());
+  EXPECT_TRUE(one_thread);
+  EXPECT_EQ(calls.back(), std::make_pair(r.space, r.space));
+  for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_LE(calls[i - 1].first, calls[i].first);
 }
 
 TEST(PlanSearch, NeverReturnsAnInfeasibleLayoutAndRespectsConstraints) {

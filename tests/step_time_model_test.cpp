@@ -9,7 +9,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/model_io.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 
 namespace gpuplan {
 namespace {

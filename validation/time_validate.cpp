@@ -15,7 +15,7 @@
 
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/model_io.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 
 using namespace gpuplan;
 

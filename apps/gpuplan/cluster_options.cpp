@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "gpuplan/error.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/topology.hpp"
 
 namespace gpuplan::cli {

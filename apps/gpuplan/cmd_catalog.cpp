@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/model_io.hpp"

@@ -17,7 +17,7 @@
 #include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/topology.hpp"
 #include "gpuplan/units.hpp"
 

@@ -9,7 +9,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/report.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "memory_options.hpp"
 
 namespace gpuplan::cli {

@@ -13,7 +13,7 @@
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/plan.hpp"
 #include "gpuplan/report.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/units.hpp"
 #include "cluster_options.hpp"
 #include "model_options.hpp"
@@ -362,7 +362,7 @@ void add_plan_command(CLI::App& app) {
         drew = true;
       };
     }
-    const PlanResult res = search_plans(r.in, progress);
+    const PlanResult res = search_plans_threaded(r.in, progress);
     if (drew) fmt::print(stderr, "\n");
     if (a->json) {
       nlohmann::json j;

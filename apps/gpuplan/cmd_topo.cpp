@@ -14,7 +14,7 @@
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/topology.hpp"
 
 namespace gpuplan::cli {

@@ -5,7 +5,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
-#include "gpuplan/text_file.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/units.hpp"
 
 namespace gpuplan::cli {

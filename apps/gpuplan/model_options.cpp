@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
 
 namespace gpuplan::cli {

@@ -19,7 +19,7 @@ std::vector<std::string> model_catalog_names();
 // A catalog entry by name; throws InputError with the closest names suggested.
 ModelConfig model_from_catalog(std::string_view name);
 
-// A catalog name, a path to a config.json, or a folder holding one. Reads files (the one place models touch I/O).
-ModelConfig load_model(std::string_view name_or_path);
+// Whether the built-in catalog has a model of this name.
+bool is_catalog_model(std::string_view name);
 
 }  // namespace gpuplan

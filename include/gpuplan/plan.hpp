@@ -49,7 +49,7 @@ struct PlanInputs {
   Objective objective = Objective::step_time;
   double price_per_gpu_hour = 0;     // for Objective::cost (and the cost column)
   int top_k = 5;
-  int threads = 0;                   // 0: std::thread::hardware_concurrency()
+  int threads = 0;                   // workers asked of the ParallelRunner (0: as many as it has cores)
   bool prune = true;                 // false: evaluate every layout in the space (for checking the pruning)
   bool explain = true;               // why_winner and sensitivity (a few constrained searches more)
 };
@@ -97,8 +97,30 @@ struct PlanResult {
 // about ten times a second; may be empty.
 using ProgressCallback = std::function<void(std::uint64_t done, std::uint64_t space)>;
 
-// Throws InputError for inputs that admit no layout at all (no model, no global batch, bad filters).
-PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress = {});
+// How the search runs its workers. The core runs them one after another; gpuplan_host's ThreadRunner runs them
+// on threads. Any runner gives the same plans.
+class ParallelRunner {
+ public:
+  virtual ~ParallelRunner() = default;
+  // The workers to use when `requested` are asked for (0: as many as the runner has cores).
+  virtual int workers(int requested) const = 0;
+  // Calls work(0) ... work(workers - 1), possibly at once, and returns when all have returned.
+  virtual void run(int workers, const std::function<void(int worker)>& work) const = 0;
+};
+
+// One worker, on the calling thread.
+class SequentialRunner final : public ParallelRunner {
+ public:
+  int workers(int) const override { return 1; }
+  void run(int workers, const std::function<void(int worker)>& work) const override {
+    for (int i = 0; i < workers; ++i) work(i);
+  }
+};
+
+// Throws InputError for inputs that admit no layout at all (no model, no global batch, bad filters). `runner`
+// null: SequentialRunner.
+PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress = {},
+                        const ParallelRunner* runner = nullptr);
 
 // The number of layouts in the space (exactly what search_plans reports as `space`), without evaluating them.
 std::uint64_t count_space(const PlanInputs& inputs);

@@ -1,14 +1,10 @@
-// The built-in model catalog (data/models/*.json, compiled in) and load_model(), which also reads files.
+// The built-in model catalog (data/models/*.json, compiled in).
 #include <fmt/core.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "gpuplan/error.hpp"
-#include "gpuplan/text_file.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/names.hpp"
 #include "util/embedded_data.hpp"
@@ -47,6 +43,8 @@ std::vector<std::string> model_catalog_names() {
   return names;
 }
 
+bool is_catalog_model(std::string_view name) { return catalog().count(std::string(name)) > 0; }
+
 ModelConfig model_from_catalog(std::string_view name) {
   const auto it = catalog().find(std::string(name));
   if (it == catalog().end()) {
@@ -57,23 +55,6 @@ ModelConfig model_from_catalog(std::string_view name) {
   ModelConfig m = model_from_hf_config(it->second.config.dump(), "data/" + it->second.file + ": " + it->first);
   m.name = it->first;
   return m;
-}
-
-ModelConfig load_model(std::string_view name_or_path) {
-  const std::string text(name_or_path);
-  std::error_code ec;
-  std::filesystem::path path(text);
-  if (std::filesystem::is_directory(path, ec)) path /= "config.json";
-  if (std::filesystem::is_regular_file(path, ec)) {
-    ModelConfig m = model_from_hf_config(read_text_file(path.string(), "--model"), path.string());
-    m.name = text;
-    return m;
-  }
-  // Something that looks like a path but names nothing: say so rather than suggest catalog names.
-  if (catalog().count(text) == 0 && (text.find('/') != std::string::npos || path.extension() == ".json"))
-    throw InputError("model", "\"" + text + "\": no such file or folder",
-                     "a catalog name, a config.json or a folder holding one");
-  return model_from_catalog(text);
 }
 
 }  // namespace gpuplan

@@ -147,13 +147,14 @@ std::vector<std::string> why(const Plan& a, const Plan& b) {
 }
 
 search::SearchOutcome constrained(const PlanInputs& base, const std::function<void(SearchSpace&)>& edit,
-                                  std::unique_ptr<Evaluator>& ev_out, std::unique_ptr<Space>& space_out) {
+                                  const ParallelRunner& runner, std::unique_ptr<Evaluator>& ev_out,
+                                  std::unique_ptr<Space>& space_out) {
   PlanInputs in = base;
   in.explain = false;
   edit(in.space);
   ev_out = std::make_unique<Evaluator>(in);
   space_out = std::make_unique<Space>(*ev_out);
-  return search::run_search(*space_out, 1, in.threads, {});
+  return search::run_search(*space_out, 1, runner, {});
 }
 
 std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, std::int64_t v) {
@@ -165,7 +166,8 @@ std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, st
   return out;
 }
 
-void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, PlanResult& r) {
+void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const ParallelRunner& runner,
+                 PlanResult& r) {
   const Layout& w = win.layout;
   std::vector<std::int64_t> tps, pps, cps, mbs, vpps, eps;
   for (std::size_t i = 0; i < space.shapes().size(); ++i) {
@@ -223,7 +225,7 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, Plan
     std::unique_ptr<Space> sp;
     search::SearchOutcome o;
     try {
-      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, ev, sp);
+      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp);
     } catch (const InputError&) {
       continue;
     }
@@ -290,7 +292,9 @@ std::uint64_t count_space(const PlanInputs& inputs) {
   return Space(ev).total();
 }
 
-PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress) {
+PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, const ParallelRunner* runner) {
+  const SequentialRunner sequential;
+  const ParallelRunner& run = runner != nullptr ? *runner : sequential;
   const auto start = std::chrono::steady_clock::now();
   if (inputs.top_k < 1) throw InputError("--top", std::to_string(inputs.top_k), "1 or more");
   if (inputs.objective == Objective::cost && !(inputs.price_per_gpu_hour > 0))
@@ -304,7 +308,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress) {
     throw InputError("layout filters", "no layout satisfies the model, the GPU count, the global batch and the filters",
                      "filters that leave at least one layout (e.g. drop --tp/--pp lists)");
   const std::size_t k = static_cast<std::size_t>(inputs.top_k);
-  search::SearchOutcome o = search::run_search(space, k, inputs.threads, progress);
+  search::SearchOutcome o = search::run_search(space, k, run, progress);
   r.evaluated = o.stats.evaluated;
   r.feasible = o.stats.feasible;
   r.timed = o.stats.timed;
@@ -319,7 +323,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress) {
   } else if (inputs.explain) {
     if (r.plans.size() >= 2) r.why_winner = why(r.plans[0], r.plans[1]);
     else r.why_winner.push_back("the only layout that fits");
-    sensitivity(inputs, space, r.plans[0], r);
+    sensitivity(inputs, space, r.plans[0], run, r);
   }
   r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -1,7 +1,8 @@
-// The layout search: lazy enumeration of the space, exact count, multithreaded evaluation with pruning that
-// never discards a layout that could enter the top k (memory lower bounds before activations, estimate_step's
-// lower bound against the current k-th best, monotonicity of memory and of that bound in the number of recomputed
-// layers). Every layout that is ranked is timed by estimate_step itself.
+// The layout search: lazy enumeration of the space, exact count, evaluation by workers (one after another, or on
+// threads the host layer provides) with pruning that never discards a layout that could enter the top k (memory
+// lower bounds before activations, estimate_step's lower bound against the current k-th best, monotonicity of
+// memory and of that bound in the number of recomputed layers). Every layout that is ranked is timed by
+// estimate_step itself.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "gpuplan/error.hpp"
 #include "search/search_internal.hpp"
@@ -196,7 +195,15 @@ class Worker {
       const std::uint64_t before = counted();
       item(items[i].first, s, memory_model, items[i].second);
       sh_.done.fetch_add(counted() - before, std::memory_order_relaxed);
+      if (progress_ != nullptr && *progress_) maybe_report();
     }
+  }
+
+  // This worker calls `progress` with the layouts all workers have accounted for, at most ten times a second.
+  void report_progress(const ProgressCallback* progress, std::uint64_t total) {
+    progress_ = progress;
+    total_ = total;
+    last_report_ = std::chrono::steady_clock::now();
   }
 
   std::vector<Candidate> top;
@@ -204,6 +211,13 @@ class Worker {
 
  private:
   std::uint64_t counted() const { return stats.evaluated + stats.pruned_states + stats.pruned_time; }
+
+  void maybe_report() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_report_ < std::chrono::milliseconds(100)) return;
+    last_report_ = now;
+    (*progress_)(sh_.done.load(std::memory_order_relaxed), total_);
+  }
 
   void push(Candidate&& c) {
     if (top.size() == k_ && !better(c, top.back())) return;
@@ -392,6 +406,9 @@ class Worker {
   const Evaluator& ev_;
   Shared& sh_;
   std::size_t k_;
+  const ProgressCallback* progress_ = nullptr;
+  std::uint64_t total_ = 0;
+  std::chrono::steady_clock::time_point last_report_;
   memory::ActivationTable acts_[4];
   bool have_[4] = {false, false, false, false};
   EstimateInputs est_;   // estimate_step's inputs, pointed at one layout at a time
@@ -417,9 +434,11 @@ std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v) {
           (v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)};
 }
 
-SearchOutcome run_search(const Space& space, std::size_t k, int threads, const ProgressCallback& progress) {
+namespace {
+
+// Work items: (shape, micro-batch), the most promising first so the k-th best tightens early.
+std::vector<std::pair<std::size_t, std::int64_t>> ordered_items(const Space& space) {
   const Evaluator& ev = space.evaluator();
-  // Work items: (shape, micro-batch), the most promising first so the k-th best tightens early.
   std::vector<std::pair<std::size_t, std::int64_t>> items;
   std::vector<double> order;
   EstimateInputs est = ev.estimate_inputs();
@@ -441,34 +460,24 @@ SearchOutcome run_search(const Space& space, std::size_t k, int threads, const P
   std::vector<std::pair<std::size_t, std::int64_t>> sorted;
   sorted.reserve(items.size());
   for (std::size_t i : idx) sorted.push_back(items[i]);
+  return sorted;
+}
 
+}  // namespace
+
+SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
+                         const ProgressCallback& progress) {
+  const std::vector<std::pair<std::size_t, std::int64_t>> items = ordered_items(space);
   Shared shared;
-  int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  n = std::max(1, std::min<int>(n, static_cast<int>(std::max<std::size_t>(1, sorted.size()))));
+  const int requested = runner.workers(space.evaluator().inputs().threads);
+  const int n = std::max(1, std::min<int>(requested, static_cast<int>(std::max<std::size_t>(1, items.size()))));
   std::vector<Worker> workers;
   workers.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) workers.emplace_back(space, shared, std::max<std::size_t>(1, k));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < n; ++i) pool.emplace_back([&, i] { workers[static_cast<std::size_t>(i)].run(sorted); });
-  if (progress && n > 1) {
-    // The calling thread reports progress while the workers run; with one thread it works instead.
-    std::atomic<bool> finished{false};
-    std::thread reporter([&] {
-      while (!finished.load()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (!finished.load()) progress(shared.done.load(), space.total());
-      }
-    });
-    workers[0].run(sorted);
-    for (auto& t : pool) t.join();
-    finished = true;
-    reporter.join();
-    progress(space.total(), space.total());
-  } else {
-    workers[0].run(sorted);
-    for (auto& t : pool) t.join();
-    if (progress) progress(space.total(), space.total());
-  }
+  // Worker 0 reports the progress, so the callback is only ever called from one thread.
+  workers[0].report_progress(&progress, space.total());
+  runner.run(n, [&](int worker) { workers[static_cast<std::size_t>(worker)].run(items); });
+  if (progress) progress(space.total(), space.total());
   SearchOutcome out;
   for (auto& w : workers) {
     out.stats.evaluated += w.stats.evaluated;

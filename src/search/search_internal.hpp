@@ -62,6 +62,7 @@ struct SearchOutcome {
   Stats stats;
 };
 
-SearchOutcome run_search(const Space& space, std::size_t k, int threads, const ProgressCallback& progress);
+SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
+                         const ProgressCallback& progress);
 
 }  // namespace gpuplan::search
