@@ -89,10 +89,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpuplan", required=True, help="the gpuplan program to run")
     parser.add_argument("--update", action="store_true", help="rewrite the golden files")
+    parser.add_argument("cases", nargs="*", help="only these cases (default: all)")
     args = parser.parse_args()
     gpuplan = os.path.abspath(args.gpuplan)
     failed = []
-    for name, case_args in read_cases():
+    cases = [c for c in read_cases() if not args.cases or c[0] in args.cases]
+    for name, case_args in cases:
         path = os.path.join(HERE, name + ".out")
         actual = run_case(gpuplan, case_args)
         if args.update:
@@ -105,12 +107,12 @@ def main():
             sys.stdout.writelines(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
                                                        f"{name}.out (golden)", f"{name} (gpuplan {' '.join(case_args)})"))
     if args.update:
-        print(f"golden: wrote {len(read_cases())} files in {os.path.relpath(HERE, ROOT)}")
+        print(f"golden: wrote {len(cases)} files in {os.path.relpath(HERE, ROOT)}")
         return 0
     if failed:
         print(f"golden: {len(failed)} case(s) differ: {', '.join(failed)}; if intended, run: make golden")
         return 1
-    print(f"golden: {len(read_cases())} cases match")
+    print(f"golden: {len(cases)} cases match")
     return 0
 
 
