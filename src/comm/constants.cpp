@@ -16,7 +16,8 @@ using nlohmann::json;
 
 namespace {
 
-const char* kAlgoKeys[kNumAlgos] = {"tree", "ring", "nvls", "nvls_tree"};
+// data/comm.json's name of each NCCL algorithm, in comm::Algorithm's order.
+const char* kNcclAlgorithmKeys[comm::kNcclAlgorithms] = {"tree", "ring", "nvls", "nvls_tree"};
 
 [[noreturn]] void bad(const std::string& field, const json& v, const std::string& accepted) {
   std::string given = v.dump();
@@ -46,9 +47,9 @@ std::array<double, N> triple(const json& v, const std::string& field) {
 
 AlgoProtoTable table(const json& v, const std::string& field) {
   AlgoProtoTable t{};
-  for (int a = 0; a < kNumAlgos; ++a) {
-    const std::string f = field + "." + kAlgoKeys[a];
-    t[a] = triple<3>(member(v, kAlgoKeys[a], field), f);
+  for (std::size_t a = 0; a < comm::kNcclAlgorithms; ++a) {
+    const std::string f = field + "." + kNcclAlgorithmKeys[a];
+    t.values[a] = triple<comm::kProtocols>(member(v, kNcclAlgorithmKeys[a], field), f);
   }
   return t;
 }
@@ -93,8 +94,8 @@ void decode(CommConstants& c, const std::string& origin) {
   {
     const json& v = value("tree_correction");
     const std::string f = field("tree_correction");
-    if (!v.is_array() || v.size() != kNumProtos) bad(f, v, "an array of 3 arrays (LL, LL128, Simple)");
-    for (int p = 0; p < kNumProtos; ++p) {
+    if (!v.is_array() || v.size() != comm::kProtocols) bad(f, v, "an array of 3 arrays (LL, LL128, Simple)");
+    for (std::size_t p = 0; p < comm::kProtocols; ++p) {
       if (!v[p].is_array() || v[p].empty()) bad(f, v[p], "a non-empty array of factors");
       c.tree_correction[p].clear();
       for (const auto& x : v[p]) c.tree_correction[p].push_back(num(x, f, 0.01, 1));

@@ -11,8 +11,6 @@
 
 namespace gpuplan::comm {
 
-enum Algo { aRing, aTree, aNvls, aNvlsTree, aHier, aP2P, aLocal };
-
 // Everything about the placement the algorithms need.
 struct Setup {
   const CommConstants* C = nullptr;
@@ -33,8 +31,8 @@ struct Setup {
 // with the ring's multi-node Simple latency factor applying from a size on (NCCL's tuning model,
 // src/graph/tuning.cc).
 struct Term {
-  Algo algo;
-  int proto;
+  Algorithm algo;
+  Protocol proto;
   double latency_s;
   double seconds_per_byte;
   double large_from_bytes;        // from this size on the latency is large_latency_s

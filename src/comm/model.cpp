@@ -60,7 +60,15 @@ namespace comm {
 
 namespace {
 
-const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
+const char* protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  return "?";
+}
+
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // floor(log2(v)) for v >= 1; 0 below.
@@ -129,7 +137,7 @@ Setup make_setup(const Fabric& f, Collective coll, const GroupPlacement& g) {
 double gbps(double GBps) { return GBps * 1e9; }
 
 // A term whose time is latency + S x per_byte / bytes_per_s at every size.
-Term linear_term(Algo algo, int proto, double latency_s, double per_byte, double bytes_per_s) {
+Term linear_term(Algorithm algo, Protocol proto, double latency_s, double per_byte, double bytes_per_s) {
   return Term{algo, proto, latency_s, per_byte / bytes_per_s, kNever, latency_s, false};
 }
 
@@ -151,19 +159,20 @@ void ring(const Setup& s, GroupCollective& out) {
   const double bus = k > 1 ? std::min(s.intra_bus, static_cast<double>(s.rpn) * s.net_rank) : s.intra_bus;
   const int nch = channels(s, bus, k > 1);
   const bool ll128_ok = s.intra_nvlink || s.rpn <= 1;
-  for (int p = 0; p < kNumProtos; ++p) {
-    if (p == kLL128 && !ll128_ok) continue;
-    double intra_lat = (*s.intra_hw)[kRing][p];
-    const double overhead = (p == kSimple ? C.net_overhead_simple_factor : 1.0) * C.net_overhead_intel_us;
+  for (const Protocol p : kAllProtocols) {
+    if (p == Protocol::ll128 && !ll128_ok) continue;
+    double intra_lat = (*s.intra_hw)(Algorithm::ring, p);
+    const double overhead = (p == Protocol::simple ? C.net_overhead_simple_factor : 1.0) * C.net_overhead_intel_us;
     if (k > 1) intra_lat = std::max(intra_lat, overhead);
-    const double inter_lat = C.hw_latency_net_us[kRing][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
-    const double lat = C.base_latency_us[kRing][p] + static_cast<double>(nsteps - ninter) * intra_lat +
+    const double inter_lat =
+        C.hw_latency_net_us(Algorithm::ring, p) + (p == Protocol::simple ? 2 : 1) * C.latency_inter_us;
+    const double lat = C.base_latency_us(Algorithm::ring, p) + static_cast<double>(nsteps - ninter) * intra_lat +
                        static_cast<double>(ninter) * inter_lat;
     double b = bus;
-    if (p == kLL) b = std::min(s.A->ll_max_GBps[s.cls], C.ll_fraction * bus);
-    if (p == kLL128) b = std::min(C.ll128_fraction * bus, nch * s.A->per_channel_ring_ll128_GBps);
-    Term t = linear_term(aRing, p, lat * 1e-6, s.factor, gbps(b));
-    if (ar && k > 1 && p == kSimple) {  // NCCL: from 64 bytes per channel and rank on
+    if (p == Protocol::ll) b = std::min(s.A->ll_max_GBps[s.cls], C.ll_fraction * bus);
+    if (p == Protocol::ll128) b = std::min(C.ll128_fraction * bus, nch * s.A->per_channel_ring_ll128_GBps);
+    Term t = linear_term(Algorithm::ring, p, lat * 1e-6, s.factor, gbps(b));
+    if (ar && k > 1 && p == Protocol::simple) {  // NCCL: from 64 bytes per channel and rank on
       t.large_from_bytes = 64.0 * static_cast<double>(nch) * static_cast<double>(n);
       t.large_latency_s =
           lat * (s.A->min_sm >= 80 ? C.ring_simple_multinode_factor : C.ring_simple_multinode_factor_pre_ampere) * 1e-6;
@@ -172,8 +181,8 @@ void ring(const Setup& s, GroupCollective& out) {
   }
 }
 
-double tree_correction(const CommConstants& C, double bytes, int p) {
-  const auto& t = C.tree_correction[static_cast<std::size_t>(p)];
+double tree_correction(const CommConstants& C, double bytes, Protocol p) {
+  const auto& t = C.tree_correction[index(p)];
   const double units = std::floor(bytes / 64.0);
   if (units < 1) return t.front();
   const int idx = log2i(static_cast<std::int64_t>(units));
@@ -190,19 +199,20 @@ void tree(const Setup& s, GroupCollective& out) {
   if (s.k > 1) bus = std::min(bus, 2.0 * static_cast<double>(s.rpn) * s.net_rank) * C.tree_pattern_factor;
   const int nch = channels(s, bus, s.k > 1);
   const bool ll128_ok = s.intra_nvlink || s.rpn <= 1;
-  for (int p = 0; p < kNumProtos; ++p) {
-    if (p == kLL128 && !ll128_ok) continue;
-    const double intra_lat = (*s.intra_hw)[kTree][p];
-    const double inter_lat = C.hw_latency_net_us[kTree][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
-    const double lat = C.base_latency_us[kTree][p] +
+  for (const Protocol p : kAllProtocols) {
+    if (p == Protocol::ll128 && !ll128_ok) continue;
+    const double intra_lat = (*s.intra_hw)(Algorithm::tree, p);
+    const double inter_lat =
+        C.hw_latency_net_us(Algorithm::tree, p) + (p == Protocol::simple ? 2 : 1) * C.latency_inter_us;
+    const double lat = C.base_latency_us(Algorithm::tree, p) +
                        2.0 * (static_cast<double>(s.rpn - 1) * intra_lat + log2i(s.k) * inter_lat);
     double b = 0;
-    if (p == kSimple) b = std::min(C.tree_fraction * bus, nch * s.A->per_channel_tree_GBps[s.cls]);
-    if (p == kLL) b = std::min(bus / C.tree_ll_divisor, s.A->ll_max_GBps[s.cls]);
-    if (p == kLL128)
+    if (p == Protocol::simple) b = std::min(C.tree_fraction * bus, nch * s.A->per_channel_tree_GBps[s.cls]);
+    if (p == Protocol::ll) b = std::min(bus / C.tree_ll_divisor, s.A->ll_max_GBps[s.cls]);
+    if (p == Protocol::ll128)
       b = std::min(bus * (s.k == 1 ? C.tree_ll128_one_node : C.tree_ll128_multi_node),
                    nch * s.A->per_channel_tree_ll128_GBps[s.cls]);
-    Term t = linear_term(aTree, p, lat * 1e-6, 1.0, gbps(0.5 * b));  // algbw = half the (corrected) bus rate
+    Term t = linear_term(Algorithm::tree, p, lat * 1e-6, 1.0, gbps(0.5 * b));  // algbw = half the (corrected) bus rate
     t.tree_corrected = true;
     out.add(t);
   }
@@ -227,18 +237,20 @@ void nvls(const Fabric& f, const Setup& s, GroupCollective& out) {
   if (!nvls_capable(f, s)) return;
   const auto& C = *s.C;
   if (s.k == 1) {
-    const double latency_s = (C.base_latency_us[kNvls][kSimple] + C.hw_latency_nvlink_us[kNvls][kSimple]) * 1e-6;
-    out.add(linear_term(aNvls, kSimple, latency_s, s.factor, gbps(nvls_bus(s))));
+    const double latency_s = (C.base_latency_us(Algorithm::nvls, Protocol::simple) +
+                              C.hw_latency_nvlink_us(Algorithm::nvls, Protocol::simple)) * 1e-6;
+    out.add(linear_term(Algorithm::nvls, Protocol::simple, latency_s, s.factor, gbps(nvls_bus(s))));
     return;
   }
   if (s.coll != Collective::allreduce) return;
   const double cap = C.nvls_channels * s.A->per_channel_nvls_tree_GBps[s.cls];
   if (!(cap > 0)) return;
   const double bus = std::min({nvls_bus(s), 2.0 * static_cast<double>(s.rpn) * s.net_rank, cap});
-  const double inter_lat = C.hw_latency_net_us[kNvlsTree][kSimple] + 2 * C.latency_inter_us;
-  const double latency_s = (C.base_latency_us[kNvlsTree][kSimple] + C.hw_latency_nvlink_us[kNvlsTree][kSimple] +
+  const double inter_lat = C.hw_latency_net_us(Algorithm::nvls_tree, Protocol::simple) + 2 * C.latency_inter_us;
+  const double latency_s = (C.base_latency_us(Algorithm::nvls_tree, Protocol::simple) +
+                            C.hw_latency_nvlink_us(Algorithm::nvls_tree, Protocol::simple) +
                             2.0 * log2i(s.k) * inter_lat) * 1e-6;
-  out.add(linear_term(aNvlsTree, kSimple, latency_s, s.factor, gbps(bus)));
+  out.add(linear_term(Algorithm::nvls_tree, Protocol::simple, latency_s, s.factor, gbps(bus)));
 }
 
 // Hierarchical across nodes: reduce-scatter inside the node, the 1/rpn shard across nodes over each rank's NIC
@@ -256,9 +268,10 @@ void hierarchical(const Fabric& f, const Setup& s, GroupCollective& out) {
   const double net_share = (ar ? 2.0 : 1.0) * (k - 1) / k / rpn;   // of S, per rank, over its NIC share
   const double per_byte = std::max(intra_share / gbps(intra_bus), net_share / gbps(s.net_rank));
   const double intra_steps = (ar ? 2.0 : 1.0) * (rpn - 1), inter_steps = (ar ? 2.0 : 1.0) * (k - 1);
-  const double lat = C.base_latency_us[kRing][kSimple] + intra_steps * (*s.intra_hw)[kRing][kSimple] +
-                     inter_steps * (C.hw_latency_net_us[kRing][kSimple] + 2 * C.latency_inter_us);
-  out.add(linear_term(aHier, kSimple, lat * 1e-6, per_byte, 1.0));
+  const double lat = C.base_latency_us(Algorithm::ring, Protocol::simple) +
+                     intra_steps * (*s.intra_hw)(Algorithm::ring, Protocol::simple) +
+                     inter_steps * (C.hw_latency_net_us(Algorithm::ring, Protocol::simple) + 2 * C.latency_inter_us);
+  out.add(linear_term(Algorithm::hierarchical, Protocol::simple, lat * 1e-6, per_byte, 1.0));
 }
 
 // AllToAll and SendRecv are point-to-point operations in NCCL (no tuning model): all peers at once.
@@ -271,17 +284,17 @@ void p2p(const Setup& s, GroupCollective& out) {
     if (s.k > 1) lat += C.p2p_net_us;
     const double intra = (rpn - 1) / n / gbps(s.intra_bus);
     const double net = s.k > 1 ? (n - rpn) / n / gbps(s.net_rank) : 0;
-    out.add(linear_term(aP2P, kSimple, lat * 1e-6, std::max(intra, net), 1.0));
+    out.add(linear_term(Algorithm::p2p, Protocol::simple, lat * 1e-6, std::max(intra, net), 1.0));
   } else {   // sendrecv: each rank sends S to the next; across nodes the boundary rank uses its NIC share
     lat += s.k > 1 ? C.p2p_net_us : (s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us);
-    out.add(linear_term(aP2P, kSimple, lat * 1e-6, 1.0,
+    out.add(linear_term(Algorithm::p2p, Protocol::simple, lat * 1e-6, 1.0,
                         gbps(s.k > 1 ? std::min(s.net_rank, s.intra_bus) : s.intra_bus)));
   }
 }
 
 struct Candidate {
-  Algo algo;
-  int proto;
+  Algorithm algo;
+  Protocol proto;
   double time_s;
   double latency_s;
   bool calibrated;
@@ -372,7 +385,7 @@ std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, 
   setup.S = bytes;
   std::vector<Candidate> out;
   if (group.size() == 0) {
-    out.push_back(Candidate{aLocal, kSimple, 0, 0, false});
+    out.push_back(Candidate{Algorithm::local, Protocol::simple, 0, 0, false});
     return out;
   }
   for (int i = 0; i < group.size(); ++i) {
@@ -387,19 +400,19 @@ std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, 
 
 std::string algo_name(const Setup& s, const Candidate& c) {
   switch (c.algo) {
-    case aRing: return s.k > 1 ? "ring (across nodes)" : "ring";
-    case aTree: return s.k > 1 ? "tree (double binary across nodes)" : "tree (chain)";
-    case aNvls: return "nvls";
-    case aNvlsTree: return "nvls-tree";
-    case aHier: return "hierarchical";
-    case aP2P: return s.coll == Collective::alltoall ? "p2p (all peers at once)" : "p2p";
-    case aLocal: return "none (one rank)";
+    case Algorithm::ring: return s.k > 1 ? "ring (across nodes)" : "ring";
+    case Algorithm::tree: return s.k > 1 ? "tree (double binary across nodes)" : "tree (chain)";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::nvls_tree: return "nvls-tree";
+    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::p2p: return s.coll == Collective::alltoall ? "p2p (all peers at once)" : "p2p";
+    case Algorithm::local: return "none (one rank)";
   }
   return "?";
 }
 
 std::string bottleneck(const Setup& s, const Candidate& c) {
-  if (c.algo == aLocal) return "a single rank moves nothing";
+  if (c.algo == Algorithm::local) return "a single rank moves nothing";
   const double bw_s = c.time_s - c.latency_s;
   const std::string regime = c.latency_s >= bw_s ? "latency-bound (fixed cost >= transfer time)"
                                                  : "bandwidth-bound (transfer time > fixed cost)";
@@ -419,7 +432,7 @@ CollectiveCost describe(const Fabric& f, const Setup& s, const Candidate& c, boo
   r.algbw_GBps = c.time_s > 0 ? s.S / c.time_s / 1e9 : 0;
   r.busbw_GBps = r.algbw_GBps * s.factor;
   r.algorithm = algo_name(s, c);
-  r.protocol = c.algo == aLocal ? "" : kProtoNames[c.proto];
+  r.protocol = c.algo == Algorithm::local ? "" : protocol_name(c.proto);
   if (c.calibrated) {
     r.algorithm += " (calibrated)";
     const TierCalibration& cal = s.k > 1 ? f.inter : f.intra;
