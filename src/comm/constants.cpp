@@ -16,143 +16,186 @@ using nlohmann::json;
 
 namespace {
 
-const char* kAlgoKeys[kNumAlgos] = {"tree", "ring", "nvls", "nvls_tree"};
+// data/comm.json's name of each NCCL algorithm, in comm::Algorithm's order.
+const char* kNcclAlgorithmKeys[comm::kNcclAlgorithms] = {"tree", "ring", "nvls", "nvls_tree"};
 
-[[noreturn]] void bad(const std::string& field, const json& v, const std::string& accepted) {
-  std::string given = v.dump();
-  if (given.size() > 80) given = given.substr(0, 77) + "...";
-  throw InputError(field, given, accepted);
+[[noreturn]] void reject(const std::string& field, const json& given, const std::string& accepted) {
+  std::string shown = given.dump();
+  if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+  throw InputError(field, shown, accepted);
 }
 
-double num(const json& v, const std::string& field, double lo = 0, double hi = 1e9) {
-  if (!v.is_number()) bad(field, v, fmt::format("a number from {} to {}", lo, hi));
-  const double d = v.get<double>();
-  if (!(d >= lo && d <= hi)) bad(field, v, fmt::format("a number from {} to {}", lo, hi));
-  return d;
+double number(const json& given, const std::string& field, double lo = 0, double hi = 1e9) {
+  if (!given.is_number()) reject(field, given, fmt::format("a number from {} to {}", lo, hi));
+  const double value = given.get<double>();
+  if (!(value >= lo && value <= hi)) reject(field, given, fmt::format("a number from {} to {}", lo, hi));
+  return value;
 }
 
-const json& member(const json& obj, const char* key, const std::string& field) {
-  if (!obj.is_object() || !obj.contains(key)) bad(field, obj, fmt::format("an object with \"{}\"", key));
-  return obj.at(key);
+const json& member(const json& object, const char* key, const std::string& field) {
+  if (!object.is_object() || !object.contains(key)) reject(field, object, fmt::format("an object with \"{}\"", key));
+  return object.at(key);
 }
 
 template <std::size_t N>
-std::array<double, N> triple(const json& v, const std::string& field) {
-  if (!v.is_array() || v.size() != N) bad(field, v, fmt::format("an array of {} numbers", N));
+std::array<double, N> numbers(const json& given, const std::string& field) {
+  if (!given.is_array() || given.size() != N) reject(field, given, fmt::format("an array of {} numbers", N));
   std::array<double, N> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = num(v[i], field);
+  for (std::size_t i = 0; i < N; ++i) out[i] = number(given[i], field);
   return out;
 }
 
-AlgoProtoTable table(const json& v, const std::string& field) {
-  AlgoProtoTable t{};
-  for (int a = 0; a < kNumAlgos; ++a) {
-    const std::string f = field + "." + kAlgoKeys[a];
-    t[a] = triple<3>(member(v, kAlgoKeys[a], field), f);
+AlgoProtoTable algorithm_protocol_table(const json& given, const std::string& field) {
+  AlgoProtoTable table{};
+  for (std::size_t a = 0; a < comm::kNcclAlgorithms; ++a) {
+    const std::string row_field = field + "." + kNcclAlgorithmKeys[a];
+    table.values[a] = numbers<comm::kProtocols>(member(given, kNcclAlgorithmKeys[a], field), row_field);
   }
-  return t;
+  return table;
 }
 
-// Rebuilds the typed fields from the "constants" document (value of every entry).
-void decode(CommConstants& c, const std::string& origin) {
-  const json& d = c.document;
-  auto value = [&](const char* name) -> const json& {
-    const std::string f = origin + ": constants." + name;
-    return member(member(d, name, origin + ": constants"), "value", f);
-  };
-  auto field = [&](const char* name) { return origin + ": constants." + std::string(name); };
-  c.base_latency_us = table(value("base_latency_us"), field("base_latency_us"));
-  c.hw_latency_nvlink_us = table(value("hw_latency_nvlink_us"), field("hw_latency_nvlink_us"));
-  c.hw_latency_pcie_us = table(value("hw_latency_pcie_us"), field("hw_latency_pcie_us"));
-  c.hw_latency_net_us = table(value("hw_latency_net_us"), field("hw_latency_net_us"));
-  c.latency_inter_us = num(value("latency_inter_us"), field("latency_inter_us"));
+// The "value" of each named entry of the "constants" document, and the field name errors about it give.
+class Entries {
+ public:
+  Entries(const json& document, const std::string& origin) : document_(document), origin_(origin) {}
+  const json& value(const char* name) const {
+    return member(member(document_, name, origin_ + ": constants"), "value", field(name));
+  }
+  std::string field(const char* name) const { return origin_ + ": constants." + std::string(name); }
+
+ private:
+  const json& document_;
+  const std::string& origin_;
+};
+
+void decode_latencies(const Entries& entries, CommConstants& constants) {
+  constants.base_latency_us =
+      algorithm_protocol_table(entries.value("base_latency_us"), entries.field("base_latency_us"));
+  constants.hw_latency_nvlink_us =
+      algorithm_protocol_table(entries.value("hw_latency_nvlink_us"), entries.field("hw_latency_nvlink_us"));
+  constants.hw_latency_pcie_us =
+      algorithm_protocol_table(entries.value("hw_latency_pcie_us"), entries.field("hw_latency_pcie_us"));
+  constants.hw_latency_net_us =
+      algorithm_protocol_table(entries.value("hw_latency_net_us"), entries.field("hw_latency_net_us"));
+  constants.latency_inter_us = number(entries.value("latency_inter_us"), entries.field("latency_inter_us"));
   {
-    const json& v = value("ring_net_overhead_us");
-    const std::string f = field("ring_net_overhead_us");
-    c.net_overhead_intel_us = num(member(v, "intel", f), f + ".intel");
-    c.net_overhead_amd_us = num(member(v, "amd", f), f + ".amd");
-    c.net_overhead_simple_factor = num(member(v, "simple_factor", f), f + ".simple_factor");
+    const json& overhead = entries.value("ring_net_overhead_us");
+    const std::string field = entries.field("ring_net_overhead_us");
+    constants.net_overhead_intel_us = number(member(overhead, "intel", field), field + ".intel");
+    constants.net_overhead_amd_us = number(member(overhead, "amd", field), field + ".amd");
+    constants.net_overhead_simple_factor = number(member(overhead, "simple_factor", field), field + ".simple_factor");
   }
   {
-    const json& v = value("ring_simple_multinode_latency_factor");
-    const std::string f = field("ring_simple_multinode_latency_factor");
-    c.ring_simple_multinode_factor_pre_ampere = num(member(v, "pre_ampere", f), f + ".pre_ampere");
-    c.ring_simple_multinode_factor = num(member(v, "ampere_and_later", f), f + ".ampere_and_later");
+    const json& factor = entries.value("ring_simple_multinode_latency_factor");
+    const std::string field = entries.field("ring_simple_multinode_latency_factor");
+    constants.ring_simple_multinode_factor_pre_ampere =
+        number(member(factor, "pre_ampere", field), field + ".pre_ampere");
+    constants.ring_simple_multinode_factor =
+        number(member(factor, "ampere_and_later", field), field + ".ampere_and_later");
   }
+}
+
+void decode_bus_fractions(const Entries& entries, CommConstants& constants) {
+  const json& fractions = entries.value("protocol_bus_fraction");
+  const std::string field = entries.field("protocol_bus_fraction");
+  constants.ll_fraction = number(member(fractions, "ll", field), field + ".ll", 0, 1);
+  constants.ll128_fraction = number(member(fractions, "ll128", field), field + ".ll128", 0, 1);
+  constants.tree_fraction = number(member(fractions, "tree", field), field + ".tree", 0, 1);
+  constants.tree_ll_divisor = number(member(fractions, "tree_ll_divisor", field), field + ".tree_ll_divisor", 1, 100);
+  constants.tree_ll128_one_node =
+      number(member(fractions, "tree_ll128_one_node", field), field + ".tree_ll128_one_node", 0, 1);
+  constants.tree_ll128_multi_node =
+      number(member(fractions, "tree_ll128_multi_node", field), field + ".tree_ll128_multi_node", 0, 1);
+}
+
+void decode_tree_correction(const Entries& entries, CommConstants& constants) {
+  const json& per_protocol = entries.value("tree_correction");
+  const std::string field = entries.field("tree_correction");
+  if (!per_protocol.is_array() || per_protocol.size() != comm::kProtocols)
+    reject(field, per_protocol, "an array of 3 arrays (LL, LL128, Simple)");
+  for (std::size_t p = 0; p < comm::kProtocols; ++p) {
+    if (!per_protocol[p].is_array() || per_protocol[p].empty())
+      reject(field, per_protocol[p], "a non-empty array of factors");
+    constants.tree_correction[p].clear();
+    for (const auto& factor : per_protocol[p]) constants.tree_correction[p].push_back(number(factor, field, 0.01, 1));
+  }
+}
+
+CommArchConstants arch_constants(const json& given, const std::string& field) {
+  CommArchConstants arch;
+  arch.min_sm = static_cast<int>(number(member(given, "min_sm", field), field + ".min_sm", 0, 1000));
+  arch.ll_max_GBps = numbers<3>(member(given, "ll_max_GBps", field), field + ".ll_max_GBps");
+  arch.per_channel_ring_ll128_GBps = number(member(given, "per_channel_ring_ll128_GBps", field), field);
+  arch.per_channel_tree_ll128_GBps = numbers<3>(member(given, "per_channel_tree_ll128_GBps", field), field);
+  arch.per_channel_tree_GBps = numbers<3>(member(given, "per_channel_tree_GBps", field), field);
+  arch.per_channel_nvls_tree_GBps = numbers<3>(member(given, "per_channel_nvls_tree_GBps", field), field);
+  arch.nvls_efficiency = number(member(given, "nvls_efficiency", field), field + ".nvls_efficiency", 0, 1);
+  arch.channel_rung_intra_GBps = number(member(given, "channel_rung_intra_GBps", field), field, 0.01);
+  arch.channel_rung_inter_GBps = number(member(given, "channel_rung_inter_GBps", field), field, 0.01);
+  return arch;
+}
+
+void decode_arch(const Entries& entries, CommConstants& constants) {
+  const json& per_arch = entries.value("arch");
+  const std::string field = entries.field("arch");
+  if (!per_arch.is_array() || per_arch.empty())
+    reject(field, per_arch, "a non-empty array of per-architecture objects");
+  constants.arch.clear();
+  for (const auto& given : per_arch) constants.arch.push_back(arch_constants(given, field));
+  std::sort(constants.arch.begin(), constants.arch.end(),
+            [](const auto& a, const auto& b) { return a.min_sm < b.min_sm; });
+}
+
+void decode_channels_and_p2p(const Entries& entries, CommConstants& constants) {
+  constants.channel_duplication =
+      static_cast<int>(number(entries.value("channel_duplication"), entries.field("channel_duplication"), 1, 8));
+  constants.nvls_channels =
+      static_cast<int>(number(entries.value("nvls_channels"), entries.field("nvls_channels"), 2, 64));
   {
-    const json& v = value("protocol_bus_fraction");
-    const std::string f = field("protocol_bus_fraction");
-    c.ll_fraction = num(member(v, "ll", f), f + ".ll", 0, 1);
-    c.ll128_fraction = num(member(v, "ll128", f), f + ".ll128", 0, 1);
-    c.tree_fraction = num(member(v, "tree", f), f + ".tree", 0, 1);
-    c.tree_ll_divisor = num(member(v, "tree_ll_divisor", f), f + ".tree_ll_divisor", 1, 100);
-    c.tree_ll128_one_node = num(member(v, "tree_ll128_one_node", f), f + ".tree_ll128_one_node", 0, 1);
-    c.tree_ll128_multi_node = num(member(v, "tree_ll128_multi_node", f), f + ".tree_ll128_multi_node", 0, 1);
+    const json& latency = entries.value("p2p_latency_us");
+    const std::string field = entries.field("p2p_latency_us");
+    constants.p2p_base_us = number(member(latency, "base", field), field + ".base");
+    constants.p2p_nvlink_us = number(member(latency, "nvlink", field), field + ".nvlink");
+    constants.p2p_pcie_us = number(member(latency, "pcie", field), field + ".pcie");
+    constants.p2p_net_us = number(member(latency, "net", field), field + ".net");
   }
-  c.tree_pattern_factor = num(value("tree_pattern_factor"), field("tree_pattern_factor"), 0, 1);
-  {
-    const json& v = value("tree_correction");
-    const std::string f = field("tree_correction");
-    if (!v.is_array() || v.size() != kNumProtos) bad(f, v, "an array of 3 arrays (LL, LL128, Simple)");
-    for (int p = 0; p < kNumProtos; ++p) {
-      if (!v[p].is_array() || v[p].empty()) bad(f, v[p], "a non-empty array of factors");
-      c.tree_correction[p].clear();
-      for (const auto& x : v[p]) c.tree_correction[p].push_back(num(x, f, 0.01, 1));
-    }
-  }
-  {
-    const json& v = value("arch");
-    const std::string f = field("arch");
-    if (!v.is_array() || v.empty()) bad(f, v, "a non-empty array of per-architecture objects");
-    c.arch.clear();
-    for (const auto& a : v) {
-      CommArchConstants x;
-      x.min_sm = static_cast<int>(num(member(a, "min_sm", f), f + ".min_sm", 0, 1000));
-      x.ll_max_GBps = triple<3>(member(a, "ll_max_GBps", f), f + ".ll_max_GBps");
-      x.per_channel_ring_ll128_GBps = num(member(a, "per_channel_ring_ll128_GBps", f), f);
-      x.per_channel_tree_ll128_GBps = triple<3>(member(a, "per_channel_tree_ll128_GBps", f), f);
-      x.per_channel_tree_GBps = triple<3>(member(a, "per_channel_tree_GBps", f), f);
-      x.per_channel_nvls_tree_GBps = triple<3>(member(a, "per_channel_nvls_tree_GBps", f), f);
-      x.nvls_efficiency = num(member(a, "nvls_efficiency", f), f + ".nvls_efficiency", 0, 1);
-      x.channel_rung_intra_GBps = num(member(a, "channel_rung_intra_GBps", f), f, 0.01);
-      x.channel_rung_inter_GBps = num(member(a, "channel_rung_inter_GBps", f), f, 0.01);
-      c.arch.push_back(x);
-    }
-    std::sort(c.arch.begin(), c.arch.end(), [](const auto& a, const auto& b) { return a.min_sm < b.min_sm; });
-  }
-  c.channel_duplication = static_cast<int>(num(value("channel_duplication"), field("channel_duplication"), 1, 8));
-  c.nvls_channels = static_cast<int>(num(value("nvls_channels"), field("nvls_channels"), 2, 64));
-  {
-    const json& v = value("p2p_latency_us");
-    const std::string f = field("p2p_latency_us");
-    c.p2p_base_us = num(member(v, "base", f), f + ".base");
-    c.p2p_nvlink_us = num(member(v, "nvlink", f), f + ".nvlink");
-    c.p2p_pcie_us = num(member(v, "pcie", f), f + ".pcie");
-    c.p2p_net_us = num(member(v, "net", f), f + ".net");
-  }
-  c.pcie_fallback_GBps = num(value("pcie_fallback_GBps"), field("pcie_fallback_GBps"), 0.01);
+  constants.pcie_fallback_GBps =
+      number(entries.value("pcie_fallback_GBps"), entries.field("pcie_fallback_GBps"), 0.01);
+}
+
+// Rebuilds the typed fields from the "constants" document (value of every entry), in data/comm.json's order:
+// of several bad entries, the first is reported.
+void decode(CommConstants& constants, const std::string& origin) {
+  const Entries entries(constants.document, origin);
+  decode_latencies(entries, constants);
+  decode_bus_fractions(entries, constants);
+  constants.tree_pattern_factor =
+      number(entries.value("tree_pattern_factor"), entries.field("tree_pattern_factor"), 0, 1);
+  decode_tree_correction(entries, constants);
+  decode_arch(entries, constants);
+  decode_channels_and_p2p(entries, constants);
 }
 
 }  // namespace
 
 const CommArchConstants& CommConstants::for_sm(int sm_version) const {
   const CommArchConstants* best = &arch.front();
-  for (const auto& a : arch)
-    if (a.min_sm <= sm_version) best = &a;
+  for (const auto& candidate : arch)
+    if (candidate.min_sm <= sm_version) best = &candidate;
   return *best;
 }
 
 std::shared_ptr<const CommConstants> builtin_comm_constants() {
   static const std::shared_ptr<const CommConstants> constants = [] {
-    for (const auto& f : detail::embedded_files()) {
-      if (f.path != "comm.json") continue;
+    for (const auto& file : detail::embedded_files()) {
+      if (file.path != "comm.json") continue;
       try {
-        const json doc = json::parse(f.content);
-        auto c = std::make_shared<CommConstants>();
-        c->nccl_version = doc.at("nccl_version").get<std::string>();
-        c->document = doc.at("constants");
-        decode(*c, "builtin:comm.json");
-        return std::shared_ptr<const CommConstants>(c);
+        const json doc = json::parse(file.content);
+        auto parsed = std::make_shared<CommConstants>();
+        parsed->nccl_version = doc.at("nccl_version").get<std::string>();
+        parsed->document = doc.at("constants");
+        decode(*parsed, "builtin:comm.json");
+        return std::shared_ptr<const CommConstants>(parsed);
       } catch (const std::exception& ex) {
         throw std::logic_error(std::string("built-in data/comm.json is broken: ") + ex.what());
       }
@@ -165,8 +208,8 @@ std::shared_ptr<const CommConstants> builtin_comm_constants() {
 std::shared_ptr<const CommConstants> patch_comm_constants(const CommConstants& base, const json& overrides,
                                                           const std::string& origin) {
   const std::string where = origin + ": comm.constants";
-  if (!overrides.is_object()) bad(where, overrides, "an object {name: value} with names from data/comm.json");
-  auto c = std::make_shared<CommConstants>(base);
+  if (!overrides.is_object()) reject(where, overrides, "an object {name: value} with names from data/comm.json");
+  auto patched = std::make_shared<CommConstants>(base);
   std::vector<std::string> names;
   for (auto it = base.document.begin(); it != base.document.end(); ++it) names.push_back(it.key());
   for (auto it = overrides.begin(); it != overrides.end(); ++it) {
@@ -180,13 +223,13 @@ std::shared_ptr<const CommConstants> patch_comm_constants(const CommConstants& b
     json value = it.value();
     // Either the bare value or {"value": ..., "source": ...}.
     if (value.is_object() && value.contains("value")) value = value.at("value");
-    json& slot = c->document[name]["value"];
+    json& slot = patched->document[name]["value"];
     if (slot.is_object() && value.is_object()) slot.merge_patch(value);
     else slot = value;
-    c->document[name]["source"] = "overridden by " + origin;
+    patched->document[name]["source"] = "overridden by " + origin;
   }
-  decode(*c, origin);
-  return c;
+  decode(*patched, origin);
+  return patched;
 }
 
 }  // namespace gpuplan

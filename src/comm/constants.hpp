@@ -2,6 +2,7 @@
 // The constants of the collective cost model, read from data/comm.json (each with its source) and optionally
 // patched by a "comm": {"constants": {...}} section of a user file.
 #include <array>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,9 +12,34 @@
 
 namespace gpuplan {
 
-enum CommAlgo { kTree = 0, kRing = 1, kNvls = 2, kNvlsTree = 3, kNumAlgos = 4 };
-enum CommProto { kLL = 0, kLL128 = 1, kSimple = 2, kNumProtos = 3 };
-using AlgoProtoTable = std::array<std::array<double, kNumProtos>, kNumAlgos>;
+namespace comm {
+
+// The algorithms the model prices. The first kNcclAlgorithms are NCCL's own and index the per-algorithm tables of
+// data/comm.json (AlgoProtoTable), in the order the file names them; the others are this model's: a hierarchical
+// scheme across nodes, point-to-point for AllToAll and SendRecv, and a single rank that moves nothing.
+enum class Algorithm { tree, ring, nvls, nvls_tree, hierarchical, p2p, local };
+inline constexpr std::size_t kNcclAlgorithms = 4;
+static_assert(static_cast<std::size_t>(Algorithm::nvls_tree) + 1 == kNcclAlgorithms);
+
+// NCCL's protocols, in NCCL's order, which data/comm.json's triples (per-protocol values) follow.
+enum class Protocol { ll, ll128, simple };
+inline constexpr std::size_t kProtocols = 3;
+inline constexpr std::array<Protocol, kProtocols> kAllProtocols = {Protocol::ll, Protocol::ll128, Protocol::simple};
+
+constexpr std::size_t index(Algorithm algorithm) { return static_cast<std::size_t>(algorithm); }
+constexpr std::size_t index(Protocol protocol) { return static_cast<std::size_t>(protocol); }
+
+}  // namespace comm
+
+// A value per (NCCL algorithm, protocol), as data/comm.json's latency tables give them; only the first
+// kNcclAlgorithms algorithms have one.
+struct AlgoProtoTable {
+  std::array<std::array<double, comm::kProtocols>, comm::kNcclAlgorithms> values{};  // [algorithm][protocol]
+
+  double operator()(comm::Algorithm algorithm, comm::Protocol protocol) const {
+    return values[comm::index(algorithm)][comm::index(protocol)];
+  }
+};
 
 struct CommArchConstants {
   int min_sm = 0;
@@ -39,7 +65,7 @@ struct CommConstants {
   double ll_fraction = 0.5, ll128_fraction = 0.92, tree_fraction = 0.92, tree_ll_divisor = 3.8;
   double tree_ll128_one_node = 7.0 / 9.0, tree_ll128_multi_node = 120.0 / 128.0;
   double tree_pattern_factor = 0.85;
-  std::array<std::vector<double>, kNumProtos> tree_correction;
+  std::array<std::vector<double>, comm::kProtocols> tree_correction;  // per protocol
   std::vector<CommArchConstants> arch;             // sorted by min_sm
   int channel_duplication = 2;
   int nvls_channels = 16;

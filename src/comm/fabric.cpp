@@ -13,34 +13,39 @@ namespace gpuplan {
 
 namespace {
 
-bool contains_ci(std::string_view hay, std::string_view needle) {
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+bool contains_ci(std::string_view text, std::string_view needle) {
+  auto it = std::search(text.begin(), text.end(), needle.begin(), needle.end(), [](char a, char b) {
     return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
   });
-  return it != hay.end();
+  return it != text.end();
 }
 
 // The per-link rate NCCL's graph assigns to `link` (nccl_model_GBps), else its nominal per-direction rate.
-double nccl_rate(const HardwareCatalog& catalog, const std::string& link, double nominal) {
-  if (const LinkSpec* l = catalog.find_link(link)) {
-    if (l->nccl_model_GBps > 0) return l->nccl_model_GBps;
-    if (l->per_direction_GBps > 0) return l->per_direction_GBps;
+double nccl_rate(const HardwareCatalog& catalog, const std::string& link, double nominal_GBps) {
+  if (const LinkSpec* spec = catalog.find_link(link)) {
+    if (spec->nccl_model_GBps > 0) return spec->nccl_model_GBps;
+    if (spec->per_direction_GBps > 0) return spec->per_direction_GBps;
   }
-  return nominal;
+  return nominal_GBps;
 }
 
-// NCCL's PCIe rate for the catalog PCIe link whose nominal rate is closest to `nominal`.
-double nccl_pcie_rate(const HardwareCatalog& catalog, double nominal) {
-  double best = 0, dist = 1e300;
-  for (const auto& [name, l] : catalog.links()) {
-    if (l.kind != LinkKind::pcie || l.nccl_model_GBps <= 0) continue;
-    const double d = std::fabs(l.per_direction_GBps - nominal);
-    if (d < dist) {
-      dist = d;
-      best = l.nccl_model_GBps;
+// NCCL's PCIe rate for the catalog PCIe link whose nominal rate is closest to `nominal_GBps`.
+double nccl_pcie_rate(const HardwareCatalog& catalog, double nominal_GBps) {
+  double closest_GBps = 0, closest_distance = 1e300;
+  for (const auto& [name, spec] : catalog.links()) {
+    if (spec.kind != LinkKind::pcie || spec.nccl_model_GBps <= 0) continue;
+    const double distance = std::fabs(spec.per_direction_GBps - nominal_GBps);
+    if (distance < closest_distance) {
+      closest_distance = distance;
+      closest_GBps = spec.nccl_model_GBps;
     }
   }
-  return best > 0 ? best : nominal;
+  return closest_GBps > 0 ? closest_GBps : nominal_GBps;
+}
+
+// A PCIe link's rate as NCCL rates it, else its nominal one.
+double pcie_link_rate(const LinkSpec& pcie) {
+  return pcie.nccl_model_GBps > 0 ? pcie.nccl_model_GBps : pcie.per_direction_GBps;
 }
 
 int sm_for(const GpuSpec& gpu) {
@@ -48,141 +53,162 @@ int sm_for(const GpuSpec& gpu) {
   return gpu.sm_version > 0 ? gpu.sm_version : 80;
 }
 
-}  // namespace
-
-Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalog_in) {
-  const HardwareCatalog& catalog = catalog_in ? *catalog_in : HardwareCatalog::builtin();
-  const SystemSpec& sys = cluster.system;
-  Fabric f;
-  f.name = cluster.name;
-  f.gpus_per_node = std::max(sys.gpus_per_node, 1);
-  f.nodes = std::max(cluster.nodes, 1);
-  f.sm_version = sm_for(cluster.gpu);
-  f.amd_host = contains_ci(sys.cpu, "amd") || contains_ci(sys.cpu, "epyc");
-  const ScaleUpDomain& u = sys.scaleup;
-  const double link = nccl_rate(catalog, u.link, u.link_per_direction_GBps);
-  int links = u.links_per_gpu;
-  switch (u.topology) {
+// A catalog system's scale-up domain, each link at `link_GBps`.
+void set_scaleup_domain(Fabric& fabric, const ScaleUpDomain& scaleup, double link_GBps) {
+  int links_per_gpu = scaleup.links_per_gpu;
+  switch (scaleup.topology) {
     case ScaleUpTopology::none:
-      f.domain_size = 1;
+      fabric.domain_size = 1;
       break;
     case ScaleUpTopology::nvswitch:
-      f.domain_size = u.domain_gpus;
-      f.nvswitch = true;
-      f.domain_per_gpu_GBps = links * link;
+      fabric.domain_size = scaleup.domain_gpus;
+      fabric.nvswitch = true;
+      fabric.domain_per_gpu_GBps = links_per_gpu * link_GBps;
       break;
     case ScaleUpTopology::full_mesh:
     case ScaleUpTopology::pairs:
-      f.domain_size = u.domain_gpus;
-      f.domain_per_gpu_GBps = links * link;
+      fabric.domain_size = scaleup.domain_gpus;
+      fabric.domain_per_gpu_GBps = links_per_gpu * link_GBps;
       break;
     case ScaleUpTopology::hybrid_cube_mesh: {
-      f.domain_size = u.domain_gpus;
+      fabric.domain_size = scaleup.domain_gpus;
       // Rings use every link: the smallest per-GPU link total of the matrix.
-      int fewest = 0;
-      for (const auto& row : u.link_matrix) {
-        int sum = 0;
-        for (int x : row) sum += x;
-        fewest = fewest == 0 ? sum : std::min(fewest, sum);
+      int fewest_links = 0;
+      for (const auto& row : scaleup.link_matrix) {
+        int row_links = 0;
+        for (int links : row) row_links += links;
+        fewest_links = fewest_links == 0 ? row_links : std::min(fewest_links, row_links);
       }
-      if (links == 0) links = fewest;
-      f.domain_per_gpu_GBps = links * link;
-      for (const auto& row : u.link_matrix) {
-        std::vector<double> r;
-        for (int x : row) r.push_back(x * link);
-        f.pair_GBps.push_back(r);
+      if (links_per_gpu == 0) links_per_gpu = fewest_links;
+      fabric.domain_per_gpu_GBps = links_per_gpu * link_GBps;
+      for (const auto& row : scaleup.link_matrix) {
+        std::vector<double> row_GBps;
+        for (int links : row) row_GBps.push_back(links * link_GBps);
+        fabric.pair_GBps.push_back(row_GBps);
       }
       break;
     }
   }
-  if (f.domain_per_gpu_GBps <= 0) f.domain_size = 1;
-  // Host link per GPU (NCCL's PCIe rate), shared by gpus_per_host_link GPUs.
-  double pcie = 0;
-  if (const LinkSpec* l = catalog.find_link(sys.host_link)) {
-    if (l->kind == LinkKind::pcie) pcie = l->nccl_model_GBps > 0 ? l->nccl_model_GBps : l->per_direction_GBps;
+  if (fabric.domain_per_gpu_GBps <= 0) fabric.domain_size = 1;
+}
+
+// The topology's GPU: `given`, else recognised from the names the tool printed; null when neither.
+const GpuSpec* recognised_gpu(const Topology& topology, const GpuSpec* given, const HardwareCatalog& catalog) {
+  if (given != nullptr) return given;
+  for (const auto& listed : topology.gpus)
+    if (!listed.name.empty())
+      if (const GpuSpec* found = catalog.gpu_by_device_name(listed.name)) return found;
+  return nullptr;
+}
+
+// The analysis takes the GPU's link rates when they are known under its catalog name or its device name.
+TopologyOptions topology_options(const GpuSpec* gpu) {
+  TopologyOptions options;
+  if (gpu != nullptr) {
+    if (link_rates_for_gpu(gpu->name)) options.gpu_name = gpu->name;
+    else if (!gpu->device_names.empty() && link_rates_for_gpu(gpu->device_names.front()))
+      options.gpu_name = gpu->device_names.front();
   }
-  if (pcie <= 0 && sys.host_per_direction_GBps > 0) pcie = nccl_pcie_rate(catalog, sys.host_per_direction_GBps);
-  f.pcie_per_gpu_GBps = pcie / std::max(sys.gpus_per_host_link, 1);
-  f.nics_per_node = sys.nics_per_node;
-  f.nic_per_gpu_GBps = sys.nic_per_gpu_per_direction_GBps() / std::max(cluster.oversubscription, 1.0);
-  return f;
+  return options;
+}
+
+// NCCL's per-link NVLink rate relative to the nominal one the report uses.
+double nccl_nvlink_ratio(const HardwareCatalog& catalog, const GpuSpec* gpu, const TopologyReport& report) {
+  std::string link;
+  if (gpu != nullptr && !gpu->scaleup_link.empty()) link = gpu->scaleup_link;
+  else if (report.rates && !report.rates->nvlink_link.empty()) link = report.rates->nvlink_link;
+  if (link.empty()) return 1.0;
+  if (const LinkSpec* spec = catalog.find_link(link))
+    if (spec->nccl_model_GBps > 0 && spec->per_direction_GBps > 0)
+      return spec->nccl_model_GBps / spec->per_direction_GBps;
+  return 1.0;
+}
+
+// The largest NVLink/xGMI domain; a switch when every pair shows the same bundle and that bundle times the
+// peers exceeds what a GPU can have (NVSwitch boards print the GPU's whole link count for every pair).
+void set_topology_domain(Fabric& fabric, const Topology& topology, const TopologyReport& report, const GpuSpec* gpu,
+                         double nvlink_ratio) {
+  const std::vector<int>* largest = nullptr;
+  for (const auto& domain : report.nvlink_domains)
+    if (largest == nullptr || domain.size() > largest->size()) largest = &domain;
+  if (largest == nullptr || largest->size() < 2) return;
+  const int max_links = gpu != nullptr && gpu->scaleup_links > 0 ? gpu->scaleup_links : 18;
+  bool uniform = true;
+  int bundle = -1;
+  double slowest_pair_GBps = 0, smallest_total_GBps = 0;  // a GPU's total: to all its peers in the domain
+  for (int a : *largest) {
+    double total_GBps = 0;
+    for (int b : *largest) {
+      if (a == b) continue;
+      const PathCode path = classify_code(topology.links[a][b]);
+      if (bundle < 0) bundle = path.links;
+      if (path.links != bundle || path.type != PathType::nvlink) uniform = false;
+      const double pair_GBps = report.bandwidth_GBps[a][b];
+      total_GBps += pair_GBps;
+      slowest_pair_GBps = slowest_pair_GBps == 0 ? pair_GBps : std::min(slowest_pair_GBps, pair_GBps);
+    }
+    smallest_total_GBps = smallest_total_GBps == 0 ? total_GBps : std::min(smallest_total_GBps, total_GBps);
+  }
+  const int size = static_cast<int>(largest->size());
+  const bool nvswitch = uniform && size >= 3 && bundle * (size - 1) > max_links;
+  fabric.domain_size = size;
+  fabric.nvswitch = nvswitch;
+  fabric.domain_per_gpu_GBps = (nvswitch ? slowest_pair_GBps : smallest_total_GBps) * nvlink_ratio;
+}
+
+}  // namespace
+
+Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalog_in) {
+  const HardwareCatalog& catalog = catalog_in ? *catalog_in : HardwareCatalog::builtin();
+  const SystemSpec& system_spec = cluster.system;
+  Fabric fabric;
+  fabric.name = cluster.name;
+  fabric.gpus_per_node = std::max(system_spec.gpus_per_node, 1);
+  fabric.nodes = std::max(cluster.nodes, 1);
+  fabric.sm_version = sm_for(cluster.gpu);
+  fabric.amd_host = contains_ci(system_spec.cpu, "amd") || contains_ci(system_spec.cpu, "epyc");
+  const ScaleUpDomain& scaleup = system_spec.scaleup;
+  set_scaleup_domain(fabric, scaleup, nccl_rate(catalog, scaleup.link, scaleup.link_per_direction_GBps));
+  // Host link per GPU (NCCL's PCIe rate), shared by gpus_per_host_link GPUs.
+  double host_link_GBps = 0;
+  if (const LinkSpec* host_link = catalog.find_link(system_spec.host_link)) {
+    if (host_link->kind == LinkKind::pcie) host_link_GBps = pcie_link_rate(*host_link);
+  }
+  if (host_link_GBps <= 0 && system_spec.host_per_direction_GBps > 0)
+    host_link_GBps = nccl_pcie_rate(catalog, system_spec.host_per_direction_GBps);
+  fabric.pcie_per_gpu_GBps = host_link_GBps / std::max(system_spec.gpus_per_host_link, 1);
+  fabric.nics_per_node = system_spec.nics_per_node;
+  fabric.nic_per_gpu_GBps = system_spec.nic_per_gpu_per_direction_GBps() / std::max(cluster.oversubscription, 1.0);
+  return fabric;
 }
 
 Fabric fabric_from_topology(const Topology& topology, const GpuSpec* gpu, double nic_per_gpu_GBps) {
   if (!(nic_per_gpu_GBps >= 0) || !std::isfinite(nic_per_gpu_GBps))
     throw InputError("--nic-GBps", fmt::format("{}", nic_per_gpu_GBps), "a bandwidth in GB/s >= 0");
   const HardwareCatalog& catalog = HardwareCatalog::builtin();
-  const int n = static_cast<int>(topology.gpus.size());
-  if (n < 1) throw InputError("--topology", "a topology without GPUs", "a topology listing at least one GPU");
-  // The GPU: given, or recognised from the names the tool printed.
-  const GpuSpec* g = gpu;
-  if (g == nullptr)
-    for (const auto& tg : topology.gpus)
-      if (!tg.name.empty() && (g = catalog.gpu_by_device_name(tg.name)) != nullptr) break;
-  TopologyOptions opts;
-  if (g != nullptr) {
-    if (link_rates_for_gpu(g->name)) opts.gpu_name = g->name;
-    else if (!g->device_names.empty() && link_rates_for_gpu(g->device_names.front()))
-      opts.gpu_name = g->device_names.front();
-  }
-  const TopologyReport rep = analyze_topology(topology, opts);
+  const int gpus = static_cast<int>(topology.gpus.size());
+  if (gpus < 1) throw InputError("--topology", "a topology without GPUs", "a topology listing at least one GPU");
+  const GpuSpec* known_gpu = recognised_gpu(topology, gpu, catalog);
+  const TopologyReport report = analyze_topology(topology, topology_options(known_gpu));
 
-  Fabric f;
-  f.name = fmt::format("{}-GPU node ({})", n, topology.format);
-  f.gpus_per_node = n;
-  f.nodes = 1;
-  f.sm_version = g != nullptr ? sm_for(*g) : 80;
-  f.pair_GBps = rep.bandwidth_GBps;
-
-  // NCCL's per-link NVLink rate relative to the nominal one the report uses.
-  double ratio = 1.0;
-  if (g != nullptr && !g->scaleup_link.empty()) {
-    if (const LinkSpec* l = catalog.find_link(g->scaleup_link))
-      if (l->nccl_model_GBps > 0 && l->per_direction_GBps > 0) ratio = l->nccl_model_GBps / l->per_direction_GBps;
-  } else if (rep.rates && !rep.rates->nvlink_link.empty()) {
-    if (const LinkSpec* l = catalog.find_link(rep.rates->nvlink_link))
-      if (l->nccl_model_GBps > 0 && l->per_direction_GBps > 0) ratio = l->nccl_model_GBps / l->per_direction_GBps;
-  }
-  // The largest NVLink/xGMI domain; a switch when every pair shows the same bundle and that bundle times the
-  // peers exceeds what a GPU can have (NVSwitch boards print the GPU's whole link count for every pair).
-  const std::vector<int>* dom = nullptr;
-  for (const auto& d : rep.nvlink_domains)
-    if (dom == nullptr || d.size() > dom->size()) dom = &d;
-  if (dom != nullptr && dom->size() >= 2) {
-    const int max_links = g != nullptr && g->scaleup_links > 0 ? g->scaleup_links : 18;
-    bool uniform = true;
-    int bundle = -1;
-    double min_pair = 0, min_sum = 0;
-    for (int a : *dom) {
-      double sum = 0;
-      for (int b : *dom) {
-        if (a == b) continue;
-        const PathCode pc = classify_code(topology.links[a][b]);
-        if (bundle < 0) bundle = pc.links;
-        if (pc.links != bundle || pc.type != PathType::nvlink) uniform = false;
-        const double bw = rep.bandwidth_GBps[a][b];
-        sum += bw;
-        min_pair = min_pair == 0 ? bw : std::min(min_pair, bw);
-      }
-      min_sum = min_sum == 0 ? sum : std::min(min_sum, sum);
-    }
-    const int size = static_cast<int>(dom->size());
-    const bool nvswitch = uniform && size >= 3 && bundle * (size - 1) > max_links;
-    f.domain_size = size;
-    f.nvswitch = nvswitch;
-    f.domain_per_gpu_GBps = (nvswitch ? min_pair : min_sum) * ratio;
-  }
+  Fabric fabric;
+  fabric.name = fmt::format("{}-GPU node ({})", gpus, topology.format);
+  fabric.gpus_per_node = gpus;
+  fabric.nodes = 1;
+  fabric.sm_version = known_gpu != nullptr ? sm_for(*known_gpu) : 80;
+  fabric.pair_GBps = report.bandwidth_GBps;
+  set_topology_domain(fabric, topology, report, known_gpu, nccl_nvlink_ratio(catalog, known_gpu, report));
   // PCIe: the GPU's host link as NCCL rates it.
-  if (g != nullptr && !g->host_link.empty()) {
-    if (const LinkSpec* l = catalog.find_link(g->host_link))
-      if (l->kind == LinkKind::pcie) f.pcie_per_gpu_GBps = l->nccl_model_GBps > 0 ? l->nccl_model_GBps : l->per_direction_GBps;
+  if (known_gpu != nullptr && !known_gpu->host_link.empty()) {
+    if (const LinkSpec* host_link = catalog.find_link(known_gpu->host_link))
+      if (host_link->kind == LinkKind::pcie) fabric.pcie_per_gpu_GBps = pcie_link_rate(*host_link);
   }
-  if (f.pcie_per_gpu_GBps <= 0 && rep.rates && rep.rates->pcie_GBps > 0)
-    f.pcie_per_gpu_GBps = nccl_pcie_rate(catalog, rep.rates->pcie_GBps);
-  f.nics_per_node = rep.compute_nics;
-  if (nic_per_gpu_GBps > 0) f.nic_per_gpu_GBps = nic_per_gpu_GBps;
-  else if (rep.compute_nics > 0) f.nic_per_gpu_GBps = rep.nic_GBps * rep.compute_nics / n;
-  return f;
+  if (fabric.pcie_per_gpu_GBps <= 0 && report.rates && report.rates->pcie_GBps > 0)
+    fabric.pcie_per_gpu_GBps = nccl_pcie_rate(catalog, report.rates->pcie_GBps);
+  fabric.nics_per_node = report.compute_nics;
+  if (nic_per_gpu_GBps > 0) fabric.nic_per_gpu_GBps = nic_per_gpu_GBps;
+  else if (report.compute_nics > 0) fabric.nic_per_gpu_GBps = report.nic_GBps * report.compute_nics / gpus;
+  return fabric;
 }
 
 }  // namespace gpuplan

@@ -1,6 +1,7 @@
 // One collective on one placed group, set up once (placement, algorithms, protocols, their latencies and
 // bandwidths) and then priced at any size for a few dozen instructions. A step-time estimate prices the same
-// groups at many sizes (per stage, per bucket); collective_time_s(f, c, S, g) == GroupCollective(f, c, g).time_s(S).
+// groups at many sizes (per stage, per bucket):
+// collective_time_s(fabric, collective, bytes, group) == GroupCollective(fabric, collective, group).time_s(bytes).
 #pragma once
 
 #include <cstdint>
@@ -11,30 +12,31 @@
 
 namespace gpuplan::comm {
 
-enum Algo { aRing, aTree, aNvls, aNvlsTree, aHier, aP2P, aLocal };
-
 // Everything about the placement the algorithms need.
 struct Setup {
-  const CommConstants* C = nullptr;
-  const CommArchConstants* A = nullptr;
-  Collective coll = Collective::allreduce;
-  double S = 0;                   // the size being priced (set per call)
-  std::int64_t n = 1, rpn = 1, k = 1, conc = 1;
-  int cls = 0;                    // NCCL per-architecture caps index: 1 node / 2 nodes / 4+ nodes
-  bool intra_nvlink = false;      // the node-local ranks share the NVLink/xGMI domain
-  double intra_bus = 0;           // per-rank ring bandwidth inside the node, GB/s (NCCL-rated)
-  double net_rank = 0;            // per-rank share of the NICs, GB/s
-  double net_rank_packed = 0;     // the same for a packed group alone on its nodes (calibration reference)
-  const AlgoProtoTable* intra_hw = nullptr;
-  double factor = 1;              // nccl-tests busbw factor
+  const CommConstants* constants = nullptr;
+  const CommArchConstants* arch = nullptr;   // the constants of the GPUs' architecture
+  Collective collective = Collective::allreduce;
+  double size_bytes = 0;                     // the size being priced (set per call)
+  std::int64_t ranks = 1;
+  std::int64_t ranks_per_node = 1;           // on each node the group spans
+  std::int64_t nodes = 1;                    // nodes the group spans
+  std::int64_t concurrent_groups = 1;        // such groups on each node, sharing its NICs
+  int node_class = 0;                        // index of NCCL's per-architecture caps: 0 one node, 1 two, 2 more
+  bool intra_node_nvlink = false;            // the node-local ranks share the NVLink/xGMI domain
+  double intra_node_bus_GBps = 0;            // per-rank ring bandwidth inside the node (NCCL-rated)
+  double nic_share_per_rank_GBps = 0;        // per-rank share of the NICs
+  double nic_share_per_rank_packed_GBps = 0;  // the same for a packed group alone on its nodes (calibration reference)
+  const AlgoProtoTable* intra_node_hw_latency_us = nullptr;  // NVLink's or PCIe's
+  double busbw_factor = 1;                   // nccl-tests busbw factor
 };
 
-// One (algorithm, protocol) pair: t(S) = latency + S x seconds_per_byte / (tree ? tree correction of S : 1),
+// One (algorithm, protocol) pair: t(bytes) = latency + bytes x seconds_per_byte / (tree ? tree correction : 1),
 // with the ring's multi-node Simple latency factor applying from a size on (NCCL's tuning model,
 // src/graph/tuning.cc).
 struct Term {
-  Algo algo;
-  int proto;
+  Algorithm algorithm;
+  Protocol protocol;
   double latency_s;
   double seconds_per_byte;
   double large_from_bytes;        // from this size on the latency is large_latency_s
@@ -52,11 +54,11 @@ class GroupCollective {
   // is not a finite number >= 0.
   double time_s(double bytes) const;
 
-  const Setup& setup() const { return s_; }
-  int size() const { return n_; }
+  const Setup& setup() const { return setup_; }
+  int term_count() const { return term_count_; }
   const Term& term(int i) const { return terms_[i]; }
-  void add(const Term& t) {
-    if (n_ < kCapacity) terms_[n_++] = t;
+  void add_term(const Term& term) {
+    if (term_count_ < kMaxTerms) terms_[term_count_++] = term;
   }
   // The time of term `i` at `bytes`, uncalibrated, and its latency part.
   double term_time_s(int i, double bytes, double* latency_s = nullptr) const;
@@ -64,11 +66,11 @@ class GroupCollective {
  private:
   void add_terms();
 
-  static constexpr int kCapacity = 16;
-  const Fabric* f_;
-  Setup s_;
-  Term terms_[kCapacity];  // only the first n_ are set
-  int n_ = 0;
+  static constexpr int kMaxTerms = 16;
+  const Fabric* fabric_;
+  Setup setup_;
+  Term terms_[kMaxTerms];  // only the first term_count_ are set
+  int term_count_ = 0;
 };
 
 }  // namespace gpuplan::comm

@@ -16,8 +16,8 @@
 
 namespace gpuplan {
 
-const char* to_string(Collective c) {
-  switch (c) {
+const char* to_string(Collective collective) {
+  switch (collective) {
     case Collective::allreduce: return "allreduce";
     case Collective::allgather: return "allgather";
     case Collective::reducescatter: return "reducescatter";
@@ -29,27 +29,27 @@ const char* to_string(Collective c) {
 }
 
 std::optional<Collective> collective_from_string(std::string_view name) {
-  std::string s;
+  std::string key;  // lower case, without separators
   for (char ch : name) {
     if (ch == '_' || ch == '-' || ch == ' ') continue;
-    s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
-  if (s == "allreduce" || s == "ar") return Collective::allreduce;
-  if (s == "allgather" || s == "ag") return Collective::allgather;
-  if (s == "reducescatter" || s == "rs") return Collective::reducescatter;
-  if (s == "alltoall" || s == "a2a") return Collective::alltoall;
-  if (s == "broadcast" || s == "bcast") return Collective::broadcast;
-  if (s == "sendrecv" || s == "p2p") return Collective::sendrecv;
+  if (key == "allreduce" || key == "ar") return Collective::allreduce;
+  if (key == "allgather" || key == "ag") return Collective::allgather;
+  if (key == "reducescatter" || key == "rs") return Collective::reducescatter;
+  if (key == "alltoall" || key == "a2a") return Collective::alltoall;
+  if (key == "broadcast" || key == "bcast") return Collective::broadcast;
+  if (key == "sendrecv" || key == "p2p") return Collective::sendrecv;
   return std::nullopt;
 }
 
 double busbw_factor(Collective collective, std::int64_t ranks) {
-  const double n = static_cast<double>(std::max<std::int64_t>(ranks, 1));
+  const double rank_count = static_cast<double>(std::max<std::int64_t>(ranks, 1));
   switch (collective) {
-    case Collective::allreduce: return 2.0 * (n - 1) / n;
+    case Collective::allreduce: return 2.0 * (rank_count - 1) / rank_count;
     case Collective::allgather:
     case Collective::reducescatter:
-    case Collective::alltoall: return (n - 1) / n;
+    case Collective::alltoall: return (rank_count - 1) / rank_count;
     case Collective::broadcast:
     case Collective::sendrecv: return 1.0;
   }
@@ -60,379 +60,487 @@ namespace comm {
 
 namespace {
 
-const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
+const char* protocol_name(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::ll: return "LL";
+    case Protocol::ll128: return "LL128";
+    case Protocol::simple: return "Simple";
+  }
+  return "?";
+}
+
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 // floor(log2(v)) for v >= 1; 0 below.
-int log2i(std::int64_t v) { return v > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(v))) - 1 : 0; }
+int floor_log2(std::int64_t v) {
+  return v > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(v))) - 1 : 0;
+}
+
+double to_bytes_per_s(double GBps) { return GBps * 1e9; }
 
 void validate_bytes(double bytes) {
   if (!(bytes >= 0) || !std::isfinite(bytes))
     throw InputError("--size", fmt::format("{}", bytes), "a finite number of bytes >= 0");
 }
 
-void validate_group(const Fabric& f, const GroupPlacement& g) {
-  if (g.ranks < 1) throw InputError("--ranks", std::to_string(g.ranks), "a whole number >= 1");
-  if (g.ranks_per_node < 1)
-    throw InputError("--ranks-per-node", std::to_string(g.ranks_per_node), "a whole number >= 1");
-  if (g.concurrent_groups_per_node < 1)
-    throw InputError("concurrent groups per node", std::to_string(g.concurrent_groups_per_node),
+// The group's ranks on each node: as asked, but no more than the ranks and the node's GPUs.
+std::int64_t placed_ranks_per_node(const GroupPlacement& group, int gpus_per_node) {
+  return std::min(group.ranks, std::min<std::int64_t>(group.ranks_per_node, gpus_per_node));
+}
+
+std::int64_t nodes_spanned(std::int64_t ranks, std::int64_t ranks_per_node) {
+  return (ranks + ranks_per_node - 1) / ranks_per_node;
+}
+
+void validate_group(const Fabric& fabric, const GroupPlacement& group) {
+  if (group.ranks < 1) throw InputError("--ranks", std::to_string(group.ranks), "a whole number >= 1");
+  if (group.ranks_per_node < 1)
+    throw InputError("--ranks-per-node", std::to_string(group.ranks_per_node), "a whole number >= 1");
+  if (group.concurrent_groups_per_node < 1)
+    throw InputError("concurrent groups per node", std::to_string(group.concurrent_groups_per_node),
                      "a whole number >= 1");
-  const int gpn = std::max(f.gpus_per_node, 1);
-  if (g.ranks_per_node > gpn && g.ranks > gpn)
-    throw InputError("--ranks-per-node", std::to_string(g.ranks_per_node),
-                     fmt::format("at most {} ({} has {} GPUs per node)", gpn, f.name, gpn));
-  const std::int64_t rpn = std::min(g.ranks, std::min<std::int64_t>(g.ranks_per_node, gpn));
-  const std::int64_t k = (g.ranks + rpn - 1) / rpn;
-  if (k > std::max(f.nodes, 1))
-    throw InputError("--ranks", std::to_string(g.ranks),
+  const int gpus_per_node = std::max(fabric.gpus_per_node, 1);
+  if (group.ranks_per_node > gpus_per_node && group.ranks > gpus_per_node)
+    throw InputError("--ranks-per-node", std::to_string(group.ranks_per_node),
+                     fmt::format("at most {} ({} has {} GPUs per node)", gpus_per_node, fabric.name, gpus_per_node));
+  const std::int64_t ranks_per_node = placed_ranks_per_node(group, gpus_per_node);
+  if (nodes_spanned(group.ranks, ranks_per_node) > std::max(fabric.nodes, 1))
+    throw InputError("--ranks", std::to_string(group.ranks),
                      fmt::format("at most {} with {} ranks per node on {} ({} node{} of {} GPUs)",
-                                 static_cast<std::int64_t>(std::max(f.nodes, 1)) * rpn, rpn, f.name, f.nodes,
-                                 f.nodes == 1 ? "" : "s", gpn));
+                                 static_cast<std::int64_t>(std::max(fabric.nodes, 1)) * ranks_per_node,
+                                 ranks_per_node, fabric.name, fabric.nodes, fabric.nodes == 1 ? "" : "s",
+                                 gpus_per_node));
 }
 
-Setup make_setup(const Fabric& f, Collective coll, const GroupPlacement& g) {
-  validate_group(f, g);
-  Setup s;
+// The links inside the node: the NVLink/xGMI domain when it holds the node's ranks, else PCIe.
+void set_intra_node_links(const Fabric& fabric, Setup& setup) {
+  const double pcie_GBps = fabric.pcie_per_gpu_GBps > 0 ? fabric.pcie_per_gpu_GBps
+                                                        : setup.constants->pcie_fallback_GBps;
+  const bool has_domain = fabric.domain_per_gpu_GBps > 0 && fabric.domain_size > 1;
+  setup.intra_node_nvlink = setup.ranks_per_node <= 1 ? has_domain
+                                                      : fabric.domain_size >= setup.ranks_per_node && has_domain;
+  setup.intra_node_bus_GBps = setup.intra_node_nvlink ? fabric.domain_per_gpu_GBps : pcie_GBps;
+  setup.intra_node_hw_latency_us =
+      setup.intra_node_nvlink ? &setup.constants->hw_latency_nvlink_us : &setup.constants->hw_latency_pcie_us;
+}
+
+// Each rank's share of its node's NICs: the node's scale-out bandwidth over the ranks of all concurrent groups
+// there, at most one NIC.
+void set_nic_shares(const Fabric& fabric, Setup& setup) {
+  const int gpus_per_node = std::max(fabric.gpus_per_node, 1);
+  const double node_GBps = fabric.nic_per_gpu_GBps * gpus_per_node;
+  const double one_nic_GBps = fabric.nics_per_node > 0 ? node_GBps / fabric.nics_per_node : fabric.nic_per_gpu_GBps;
+  setup.nic_share_per_rank_GBps =
+      std::min(one_nic_GBps, node_GBps / static_cast<double>(setup.concurrent_groups * setup.ranks_per_node));
+  setup.nic_share_per_rank_packed_GBps = std::min(one_nic_GBps, node_GBps / static_cast<double>(gpus_per_node));
+  if (!(setup.nic_share_per_rank_GBps > 0))
+    throw InputError("--nodes", std::to_string(fabric.nodes),
+                     fmt::format("1: {} has no scale-out bandwidth (nic_per_gpu_GBps is 0)", fabric.name));
+}
+
+Setup make_setup(const Fabric& fabric, Collective collective, const GroupPlacement& group) {
+  validate_group(fabric, group);
+  Setup setup;
   static const CommConstants* const builtin = builtin_comm_constants().get();  // kept alive by its static owner
-  s.C = f.constants ? f.constants.get() : builtin;
-  s.A = &s.C->for_sm(f.sm_version);
-  s.coll = coll;
-  const int gpn = std::max(f.gpus_per_node, 1);
-  s.n = g.ranks;
-  s.rpn = std::min(g.ranks, std::min<std::int64_t>(g.ranks_per_node, gpn));
-  s.k = (s.n + s.rpn - 1) / s.rpn;
-  s.conc = g.concurrent_groups_per_node;
-  s.cls = s.k <= 1 ? 0 : (s.k == 2 ? 1 : 2);
-  s.factor = busbw_factor(coll, s.n);
-  const double pcie = f.pcie_per_gpu_GBps > 0 ? f.pcie_per_gpu_GBps : s.C->pcie_fallback_GBps;
-  s.intra_nvlink = f.domain_size >= s.rpn && f.domain_per_gpu_GBps > 0 && f.domain_size > 1;
-  if (s.rpn <= 1) {
-    s.intra_nvlink = f.domain_per_gpu_GBps > 0 && f.domain_size > 1;
-    s.intra_bus = s.intra_nvlink ? f.domain_per_gpu_GBps : pcie;
-  } else {
-    s.intra_bus = s.intra_nvlink ? f.domain_per_gpu_GBps : pcie;
-  }
-  s.intra_hw = s.intra_nvlink ? &s.C->hw_latency_nvlink_us : &s.C->hw_latency_pcie_us;
-  if (s.k > 1) {
-    const double node = f.nic_per_gpu_GBps * gpn;
-    const double one_nic = f.nics_per_node > 0 ? node / f.nics_per_node : f.nic_per_gpu_GBps;
-    s.net_rank = std::min(one_nic, node / static_cast<double>(s.conc * s.rpn));
-    s.net_rank_packed = std::min(one_nic, node / static_cast<double>(gpn));
-    if (!(s.net_rank > 0))
-      throw InputError("--nodes", std::to_string(f.nodes),
-                       fmt::format("1: {} has no scale-out bandwidth (nic_per_gpu_GBps is 0)", f.name));
-  }
-  return s;
+  setup.constants = fabric.constants ? fabric.constants.get() : builtin;
+  setup.arch = &setup.constants->for_sm(fabric.sm_version);
+  setup.collective = collective;
+  setup.ranks = group.ranks;
+  setup.ranks_per_node = placed_ranks_per_node(group, std::max(fabric.gpus_per_node, 1));
+  setup.nodes = nodes_spanned(setup.ranks, setup.ranks_per_node);
+  setup.concurrent_groups = group.concurrent_groups_per_node;
+  setup.node_class = setup.nodes <= 1 ? 0 : (setup.nodes == 2 ? 1 : 2);
+  setup.busbw_factor = busbw_factor(collective, setup.ranks);
+  set_intra_node_links(fabric, setup);
+  if (setup.nodes > 1) set_nic_shares(fabric, setup);
+  return setup;
 }
 
-double gbps(double GBps) { return GBps * 1e9; }
-
-// A term whose time is latency + S x per_byte / bytes_per_s at every size.
-Term linear_term(Algo algo, int proto, double latency_s, double per_byte, double bytes_per_s) {
-  return Term{algo, proto, latency_s, per_byte / bytes_per_s, kNever, latency_s, false};
+// A term whose time is latency + bytes x per_byte / rate_bytes_per_s at every size.
+Term linear_term(Algorithm algorithm, Protocol protocol, double latency_s, double per_byte, double rate_bytes_per_s) {
+  return Term{algorithm, protocol, latency_s, per_byte / rate_bytes_per_s, kNever, latency_s, false};
 }
 
-int channels(const Setup& s, double bus, bool inter) {
-  const double rung = inter ? s.A->channel_rung_inter_GBps : s.A->channel_rung_intra_GBps;
-  const double ratio = bus / rung;
+// NCCL's channels for a bus rate: one per whole rung (the architecture's per-channel rate) in it, at least one,
+// times channel_duplication.
+int channel_count(const Setup& setup, double bus_GBps, bool across_nodes) {
+  const double rung_GBps = across_nodes ? setup.arch->channel_rung_inter_GBps : setup.arch->channel_rung_intra_GBps;
+  const double ratio = bus_GBps / rung_GBps;
   const double whole = ratio > 0 ? std::min(ratio, 1e6) : 0;  // truncation is floor for a positive ratio
-  return s.C->channel_duplication * std::max(1, static_cast<int>(whole));
+  return setup.constants->channel_duplication * std::max(1, static_cast<int>(whole));
+}
+
+// The latency of one step across nodes: the network's, plus the inter-node latency (twice for Simple).
+double inter_node_step_us(const CommConstants& constants, Algorithm algorithm, Protocol protocol) {
+  return constants.hw_latency_net_us(algorithm, protocol) +
+         (protocol == Protocol::simple ? 2 : 1) * constants.latency_inter_us;
+}
+
+// LL128 is priced only where the node-local ranks share NVLink, or where each node holds one rank.
+bool ll128_allowed(const Setup& setup) { return setup.intra_node_nvlink || setup.ranks_per_node <= 1; }
+
+// The ring's fixed cost: NCCL's base latency plus one step latency per step, the steps between nodes at the
+// network's.
+double ring_latency_us(const Setup& setup, Protocol protocol) {
+  const CommConstants& constants = *setup.constants;
+  const bool allreduce = setup.collective == Collective::allreduce;
+  const std::int64_t ranks = setup.ranks, nodes = setup.nodes;
+  const bool gather_or_scatter =
+      setup.collective == Collective::allgather || setup.collective == Collective::reducescatter;
+  const std::int64_t steps = allreduce ? 2 * (ranks - 1) : gather_or_scatter ? ranks - 1 : ranks;
+  const std::int64_t inter_node_steps = nodes > 1 ? (allreduce ? 2 * (nodes - 1) : nodes - 1) : 0;
+  double intra_step_us = (*setup.intra_node_hw_latency_us)(Algorithm::ring, protocol);
+  const double net_overhead_us =
+      (protocol == Protocol::simple ? constants.net_overhead_simple_factor : 1.0) * constants.net_overhead_intel_us;
+  if (nodes > 1) intra_step_us = std::max(intra_step_us, net_overhead_us);
+  return constants.base_latency_us(Algorithm::ring, protocol) +
+         static_cast<double>(steps - inter_node_steps) * intra_step_us +
+         static_cast<double>(inter_node_steps) * inter_node_step_us(constants, Algorithm::ring, protocol);
 }
 
 // Ring: every collective but AllToAll and SendRecv.
-void ring(const Setup& s, GroupCollective& out) {
-  const auto& C = *s.C;
-  const std::int64_t n = s.n, k = s.k;
-  const bool ar = s.coll == Collective::allreduce;
-  const std::int64_t nsteps = ar ? 2 * (n - 1)
-                              : (s.coll == Collective::allgather || s.coll == Collective::reducescatter) ? n - 1 : n;
-  const std::int64_t ninter = k > 1 ? (ar ? 2 * (k - 1) : k - 1) : 0;
-  const double bus = k > 1 ? std::min(s.intra_bus, static_cast<double>(s.rpn) * s.net_rank) : s.intra_bus;
-  const int nch = channels(s, bus, k > 1);
-  const bool ll128_ok = s.intra_nvlink || s.rpn <= 1;
-  for (int p = 0; p < kNumProtos; ++p) {
-    if (p == kLL128 && !ll128_ok) continue;
-    double intra_lat = (*s.intra_hw)[kRing][p];
-    const double overhead = (p == kSimple ? C.net_overhead_simple_factor : 1.0) * C.net_overhead_intel_us;
-    if (k > 1) intra_lat = std::max(intra_lat, overhead);
-    const double inter_lat = C.hw_latency_net_us[kRing][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
-    const double lat = C.base_latency_us[kRing][p] + static_cast<double>(nsteps - ninter) * intra_lat +
-                       static_cast<double>(ninter) * inter_lat;
-    double b = bus;
-    if (p == kLL) b = std::min(s.A->ll_max_GBps[s.cls], C.ll_fraction * bus);
-    if (p == kLL128) b = std::min(C.ll128_fraction * bus, nch * s.A->per_channel_ring_ll128_GBps);
-    Term t = linear_term(aRing, p, lat * 1e-6, s.factor, gbps(b));
-    if (ar && k > 1 && p == kSimple) {  // NCCL: from 64 bytes per channel and rank on
-      t.large_from_bytes = 64.0 * static_cast<double>(nch) * static_cast<double>(n);
-      t.large_latency_s =
-          lat * (s.A->min_sm >= 80 ? C.ring_simple_multinode_factor : C.ring_simple_multinode_factor_pre_ampere) * 1e-6;
+void add_ring_terms(const Setup& setup, GroupCollective& out) {
+  const CommConstants& constants = *setup.constants;
+  const CommArchConstants& arch = *setup.arch;
+  const bool across_nodes = setup.nodes > 1;
+  const double bus_GBps =
+      across_nodes
+          ? std::min(setup.intra_node_bus_GBps,
+                     static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps)
+          : setup.intra_node_bus_GBps;
+  const int channels = channel_count(setup, bus_GBps, across_nodes);
+  for (const Protocol protocol : kAllProtocols) {
+    if (protocol == Protocol::ll128 && !ll128_allowed(setup)) continue;
+    const double latency_us = ring_latency_us(setup, protocol);
+    double protocol_bus_GBps = bus_GBps;
+    if (protocol == Protocol::ll)
+      protocol_bus_GBps = std::min(arch.ll_max_GBps[setup.node_class], constants.ll_fraction * bus_GBps);
+    if (protocol == Protocol::ll128)
+      protocol_bus_GBps = std::min(constants.ll128_fraction * bus_GBps, channels * arch.per_channel_ring_ll128_GBps);
+    Term term = linear_term(Algorithm::ring, protocol, latency_us * 1e-6, setup.busbw_factor,
+                            to_bytes_per_s(protocol_bus_GBps));
+    if (setup.collective == Collective::allreduce && across_nodes && protocol == Protocol::simple) {
+      // NCCL: from 64 bytes per channel and rank on
+      term.large_from_bytes = 64.0 * static_cast<double>(channels) * static_cast<double>(setup.ranks);
+      term.large_latency_s = latency_us *
+                             (arch.min_sm >= 80 ? constants.ring_simple_multinode_factor
+                                                : constants.ring_simple_multinode_factor_pre_ampere) *
+                             1e-6;
     }
-    out.add(t);
+    out.add_term(term);
   }
 }
 
-double tree_correction(const CommConstants& C, double bytes, int p) {
-  const auto& t = C.tree_correction[static_cast<std::size_t>(p)];
+double tree_correction(const CommConstants& constants, double bytes, Protocol protocol) {
+  const std::vector<double>& factors = constants.tree_correction[index(protocol)];
   const double units = std::floor(bytes / 64.0);
-  if (units < 1) return t.front();
-  const int idx = log2i(static_cast<std::int64_t>(units));
-  return idx < static_cast<int>(t.size()) ? t[static_cast<std::size_t>(idx)] : 1.0;
+  if (units < 1) return factors.front();
+  const int bucket = floor_log2(static_cast<std::int64_t>(units));
+  return bucket < static_cast<int>(factors.size()) ? factors[static_cast<std::size_t>(bucket)] : 1.0;
+}
+
+// The tree's bus rate for `protocol`, from the pattern's bus rate and the architecture's caps.
+double tree_protocol_bus_GBps(const Setup& setup, Protocol protocol, double bus_GBps, int channels) {
+  const CommConstants& constants = *setup.constants;
+  const CommArchConstants& arch = *setup.arch;
+  switch (protocol) {
+    case Protocol::simple:
+      return std::min(constants.tree_fraction * bus_GBps, channels * arch.per_channel_tree_GBps[setup.node_class]);
+    case Protocol::ll: return std::min(bus_GBps / constants.tree_ll_divisor, arch.ll_max_GBps[setup.node_class]);
+    case Protocol::ll128:
+      return std::min(
+          bus_GBps * (setup.nodes == 1 ? constants.tree_ll128_one_node : constants.tree_ll128_multi_node),
+          channels * arch.per_channel_tree_ll128_GBps[setup.node_class]);
+  }
+  return 0;
 }
 
 // NCCL Tree AllReduce: a chain inside each node, a double binary tree across nodes. algbw = busBw / 2.
-void tree(const Setup& s, GroupCollective& out) {
-  if (s.coll != Collective::allreduce) return;
-  const auto& C = *s.C;
-  double bus = s.intra_bus;
-  // Across nodes every node sends and receives S once per direction (both trees together): algbw <= the group's
-  // share of the node's NICs, i.e. busBw (= 2 algbw) <= 2 x rpn x per-rank share.
-  if (s.k > 1) bus = std::min(bus, 2.0 * static_cast<double>(s.rpn) * s.net_rank) * C.tree_pattern_factor;
-  const int nch = channels(s, bus, s.k > 1);
-  const bool ll128_ok = s.intra_nvlink || s.rpn <= 1;
-  for (int p = 0; p < kNumProtos; ++p) {
-    if (p == kLL128 && !ll128_ok) continue;
-    const double intra_lat = (*s.intra_hw)[kTree][p];
-    const double inter_lat = C.hw_latency_net_us[kTree][p] + (p == kSimple ? 2 : 1) * C.latency_inter_us;
-    const double lat = C.base_latency_us[kTree][p] +
-                       2.0 * (static_cast<double>(s.rpn - 1) * intra_lat + log2i(s.k) * inter_lat);
-    double b = 0;
-    if (p == kSimple) b = std::min(C.tree_fraction * bus, nch * s.A->per_channel_tree_GBps[s.cls]);
-    if (p == kLL) b = std::min(bus / C.tree_ll_divisor, s.A->ll_max_GBps[s.cls]);
-    if (p == kLL128)
-      b = std::min(bus * (s.k == 1 ? C.tree_ll128_one_node : C.tree_ll128_multi_node),
-                   nch * s.A->per_channel_tree_ll128_GBps[s.cls]);
-    Term t = linear_term(aTree, p, lat * 1e-6, 1.0, gbps(0.5 * b));  // algbw = half the (corrected) bus rate
-    t.tree_corrected = true;
-    out.add(t);
+void add_tree_terms(const Setup& setup, GroupCollective& out) {
+  if (setup.collective != Collective::allreduce) return;
+  const CommConstants& constants = *setup.constants;
+  double bus_GBps = setup.intra_node_bus_GBps;
+  // Across nodes every node sends and receives the size once per direction (both trees together): algbw <= the
+  // group's share of the node's NICs, i.e. busBw (= 2 algbw) <= 2 x ranks per node x per-rank share.
+  if (setup.nodes > 1)
+    bus_GBps = std::min(bus_GBps, 2.0 * static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps) *
+               constants.tree_pattern_factor;
+  const int channels = channel_count(setup, bus_GBps, setup.nodes > 1);
+  for (const Protocol protocol : kAllProtocols) {
+    if (protocol == Protocol::ll128 && !ll128_allowed(setup)) continue;
+    const double intra_step_us = (*setup.intra_node_hw_latency_us)(Algorithm::tree, protocol);
+    const double inter_step_us = inter_node_step_us(constants, Algorithm::tree, protocol);
+    const double latency_us =
+        constants.base_latency_us(Algorithm::tree, protocol) +
+        2.0 * (static_cast<double>(setup.ranks_per_node - 1) * intra_step_us + floor_log2(setup.nodes) * inter_step_us);
+    const double protocol_bus_GBps = tree_protocol_bus_GBps(setup, protocol, bus_GBps, channels);
+    // algbw = half the (corrected) bus rate
+    Term term = linear_term(Algorithm::tree, protocol, latency_us * 1e-6, 1.0, to_bytes_per_s(0.5 * protocol_bus_GBps));
+    term.tree_corrected = true;
+    out.add_term(term);
   }
 }
 
-bool nvls_capable(const Fabric& f, const Setup& s) {
-  return f.nvswitch && f.sm_version >= 90 && s.A->nvls_efficiency > 0 && s.intra_nvlink && s.rpn >= 2 &&
-         (s.coll == Collective::allreduce || s.coll == Collective::allgather ||
-          s.coll == Collective::reducescatter);
+bool nvls_capable(const Fabric& fabric, const Setup& setup) {
+  return fabric.nvswitch && fabric.sm_version >= 90 && setup.arch->nvls_efficiency > 0 && setup.intra_node_nvlink &&
+         setup.ranks_per_node >= 2 &&
+         (setup.collective == Collective::allreduce || setup.collective == Collective::allgather ||
+          setup.collective == Collective::reducescatter);
 }
 
-// NVLS bus bandwidth inside one node of `rpn` ranks (nccl-tests busbw), NCCL's formula.
-double nvls_bus(const Setup& s) {
-  const double nch = s.C->nvls_channels;
-  const double bw = s.intra_bus * s.A->nvls_efficiency * (nch - 1) / nch;
-  if (s.coll == Collective::allreduce) return 2.0 * bw;
-  return bw * static_cast<double>(s.rpn - 1) / static_cast<double>(s.rpn);
+// NVLS bus bandwidth inside one node of the group's ranks per node (nccl-tests busbw), NCCL's formula.
+double nvls_bus_GBps(const Setup& setup) {
+  const double channels = setup.constants->nvls_channels;
+  const double nvls_GBps = setup.intra_node_bus_GBps * setup.arch->nvls_efficiency * (channels - 1) / channels;
+  if (setup.collective == Collective::allreduce) return 2.0 * nvls_GBps;
+  return nvls_GBps * static_cast<double>(setup.ranks_per_node - 1) / static_cast<double>(setup.ranks_per_node);
 }
 
 // NVLink SHARP inside one node; NVLSTree (NVLS inside, trees across) for AllReduce over several nodes.
-void nvls(const Fabric& f, const Setup& s, GroupCollective& out) {
-  if (!nvls_capable(f, s)) return;
-  const auto& C = *s.C;
-  if (s.k == 1) {
-    const double latency_s = (C.base_latency_us[kNvls][kSimple] + C.hw_latency_nvlink_us[kNvls][kSimple]) * 1e-6;
-    out.add(linear_term(aNvls, kSimple, latency_s, s.factor, gbps(nvls_bus(s))));
+void add_nvls_term(const Fabric& fabric, const Setup& setup, GroupCollective& out) {
+  if (!nvls_capable(fabric, setup)) return;
+  const CommConstants& constants = *setup.constants;
+  if (setup.nodes == 1) {
+    const double latency_s = (constants.base_latency_us(Algorithm::nvls, Protocol::simple) +
+                              constants.hw_latency_nvlink_us(Algorithm::nvls, Protocol::simple)) * 1e-6;
+    out.add_term(linear_term(Algorithm::nvls, Protocol::simple, latency_s, setup.busbw_factor,
+                             to_bytes_per_s(nvls_bus_GBps(setup))));
     return;
   }
-  if (s.coll != Collective::allreduce) return;
-  const double cap = C.nvls_channels * s.A->per_channel_nvls_tree_GBps[s.cls];
-  if (!(cap > 0)) return;
-  const double bus = std::min({nvls_bus(s), 2.0 * static_cast<double>(s.rpn) * s.net_rank, cap});
-  const double inter_lat = C.hw_latency_net_us[kNvlsTree][kSimple] + 2 * C.latency_inter_us;
-  const double latency_s = (C.base_latency_us[kNvlsTree][kSimple] + C.hw_latency_nvlink_us[kNvlsTree][kSimple] +
-                            2.0 * log2i(s.k) * inter_lat) * 1e-6;
-  out.add(linear_term(aNvlsTree, kSimple, latency_s, s.factor, gbps(bus)));
+  if (setup.collective != Collective::allreduce) return;
+  const double channels_cap_GBps = constants.nvls_channels * setup.arch->per_channel_nvls_tree_GBps[setup.node_class];
+  if (!(channels_cap_GBps > 0)) return;
+  const double bus_GBps = std::min(
+      {nvls_bus_GBps(setup), 2.0 * static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps,
+       channels_cap_GBps});
+  const double inter_step_us = inter_node_step_us(constants, Algorithm::nvls_tree, Protocol::simple);
+  const double latency_s = (constants.base_latency_us(Algorithm::nvls_tree, Protocol::simple) +
+                            constants.hw_latency_nvlink_us(Algorithm::nvls_tree, Protocol::simple) +
+                            2.0 * floor_log2(setup.nodes) * inter_step_us) * 1e-6;
+  out.add_term(
+      linear_term(Algorithm::nvls_tree, Protocol::simple, latency_s, setup.busbw_factor, to_bytes_per_s(bus_GBps)));
 }
 
-// Hierarchical across nodes: reduce-scatter inside the node, the 1/rpn shard across nodes over each rank's NIC
-// share, all-gather inside the node; the phases pipelined by chunks, so the slowest phase sets the rate.
-void hierarchical(const Fabric& f, const Setup& s, GroupCollective& out) {
-  if (s.k <= 1 || s.rpn <= 1) return;
-  if (s.coll != Collective::allreduce && s.coll != Collective::allgather && s.coll != Collective::reducescatter)
+// Hierarchical across nodes: reduce-scatter inside the node, the 1/(ranks per node) shard across nodes over each
+// rank's NIC share, all-gather inside the node; the phases pipelined by chunks, so the slowest phase sets the rate.
+void add_hierarchical_term(const Fabric& fabric, const Setup& setup, GroupCollective& out) {
+  if (setup.nodes <= 1 || setup.ranks_per_node <= 1) return;
+  if (setup.collective != Collective::allreduce && setup.collective != Collective::allgather &&
+      setup.collective != Collective::reducescatter)
     return;
-  const auto& C = *s.C;
-  const double rpn = static_cast<double>(s.rpn), k = static_cast<double>(s.k);
-  const bool ar = s.coll == Collective::allreduce;
-  double intra_bus = s.intra_bus;
-  if (nvls_capable(f, s)) intra_bus = std::max(intra_bus, nvls_bus(s));  // nvls_bus reads rpn only, not k
-  const double intra_share = (ar ? 2.0 : 1.0) * (rpn - 1) / rpn;   // of S, per rank, over NVLink
-  const double net_share = (ar ? 2.0 : 1.0) * (k - 1) / k / rpn;   // of S, per rank, over its NIC share
-  const double per_byte = std::max(intra_share / gbps(intra_bus), net_share / gbps(s.net_rank));
-  const double intra_steps = (ar ? 2.0 : 1.0) * (rpn - 1), inter_steps = (ar ? 2.0 : 1.0) * (k - 1);
-  const double lat = C.base_latency_us[kRing][kSimple] + intra_steps * (*s.intra_hw)[kRing][kSimple] +
-                     inter_steps * (C.hw_latency_net_us[kRing][kSimple] + 2 * C.latency_inter_us);
-  out.add(linear_term(aHier, kSimple, lat * 1e-6, per_byte, 1.0));
+  const CommConstants& constants = *setup.constants;
+  const double ranks_per_node = static_cast<double>(setup.ranks_per_node);
+  const double nodes = static_cast<double>(setup.nodes);
+  const double passes = setup.collective == Collective::allreduce ? 2.0 : 1.0;  // reduce-scatter and all-gather
+  double intra_bus_GBps = setup.intra_node_bus_GBps;
+  // nvls_bus_GBps reads the ranks per node only, not the nodes
+  if (nvls_capable(fabric, setup)) intra_bus_GBps = std::max(intra_bus_GBps, nvls_bus_GBps(setup));
+  const double intra_share = passes * (ranks_per_node - 1) / ranks_per_node;  // of the size, per rank, over NVLink
+  const double net_share = passes * (nodes - 1) / nodes / ranks_per_node;      // of the size, per rank, over its NICs
+  const double seconds_per_byte = std::max(intra_share / to_bytes_per_s(intra_bus_GBps),
+                                           net_share / to_bytes_per_s(setup.nic_share_per_rank_GBps));
+  const double intra_steps = passes * (ranks_per_node - 1), inter_steps = passes * (nodes - 1);
+  const double latency_us = constants.base_latency_us(Algorithm::ring, Protocol::simple) +
+                            intra_steps * (*setup.intra_node_hw_latency_us)(Algorithm::ring, Protocol::simple) +
+                            inter_steps * inter_node_step_us(constants, Algorithm::ring, Protocol::simple);
+  out.add_term(linear_term(Algorithm::hierarchical, Protocol::simple, latency_us * 1e-6, seconds_per_byte, 1.0));
 }
 
 // AllToAll and SendRecv are point-to-point operations in NCCL (no tuning model): all peers at once.
-void p2p(const Setup& s, GroupCollective& out) {
-  const auto& C = *s.C;
-  const double n = static_cast<double>(s.n), rpn = static_cast<double>(s.rpn);
-  double lat = C.p2p_base_us;
-  if (s.coll == Collective::alltoall) {
-    if (s.rpn > 1) lat += s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us;
-    if (s.k > 1) lat += C.p2p_net_us;
-    const double intra = (rpn - 1) / n / gbps(s.intra_bus);
-    const double net = s.k > 1 ? (n - rpn) / n / gbps(s.net_rank) : 0;
-    out.add(linear_term(aP2P, kSimple, lat * 1e-6, std::max(intra, net), 1.0));
-  } else {   // sendrecv: each rank sends S to the next; across nodes the boundary rank uses its NIC share
-    lat += s.k > 1 ? C.p2p_net_us : (s.intra_nvlink ? C.p2p_nvlink_us : C.p2p_pcie_us);
-    out.add(linear_term(aP2P, kSimple, lat * 1e-6, 1.0,
-                        gbps(s.k > 1 ? std::min(s.net_rank, s.intra_bus) : s.intra_bus)));
+void add_p2p_term(const Setup& setup, GroupCollective& out) {
+  const CommConstants& constants = *setup.constants;
+  const double ranks = static_cast<double>(setup.ranks), ranks_per_node = static_cast<double>(setup.ranks_per_node);
+  const double intra_node_us = setup.intra_node_nvlink ? constants.p2p_nvlink_us : constants.p2p_pcie_us;
+  double latency_us = constants.p2p_base_us;
+  if (setup.collective == Collective::alltoall) {
+    if (setup.ranks_per_node > 1) latency_us += intra_node_us;
+    if (setup.nodes > 1) latency_us += constants.p2p_net_us;
+    const double intra_seconds_per_byte = (ranks_per_node - 1) / ranks / to_bytes_per_s(setup.intra_node_bus_GBps);
+    const double net_seconds_per_byte =
+        setup.nodes > 1 ? (ranks - ranks_per_node) / ranks / to_bytes_per_s(setup.nic_share_per_rank_GBps) : 0;
+    out.add_term(linear_term(Algorithm::p2p, Protocol::simple, latency_us * 1e-6,
+                             std::max(intra_seconds_per_byte, net_seconds_per_byte), 1.0));
+  } else {  // sendrecv: each rank sends the size to the next; across nodes the boundary rank uses its NIC share
+    latency_us += setup.nodes > 1 ? constants.p2p_net_us : intra_node_us;
+    const double bus_GBps = setup.nodes > 1 ? std::min(setup.nic_share_per_rank_GBps, setup.intra_node_bus_GBps)
+                                            : setup.intra_node_bus_GBps;
+    out.add_term(linear_term(Algorithm::p2p, Protocol::simple, latency_us * 1e-6, 1.0, to_bytes_per_s(bus_GBps)));
   }
 }
 
 struct Candidate {
-  Algo algo;
-  int proto;
+  Algorithm algorithm;
+  Protocol protocol;
   double time_s;
   double latency_s;
   bool calibrated;
 };
 
+// The calibration of the tier the group runs on: across nodes or inside one.
+const TierCalibration& tier_calibration(const Fabric& fabric, const Setup& setup) {
+  return setup.nodes > 1 ? fabric.inter : fabric.intra;
+}
+
+bool is_calibrated(const TierCalibration& calibration) {
+  return calibration.bus_GBps > 0 || calibration.latency_us > 0 || calibration.step_latency_us > 0;
+}
+
 // A calibrated tier replaces the model's bandwidth and/or latency for the fastest candidate.
-void apply_calibration(const Fabric& f, const Setup& s, double bytes, Candidate& best) {
-  const TierCalibration& cal = s.k > 1 ? f.inter : f.intra;
-  if (!(cal.bus_GBps > 0) && !(cal.latency_us > 0) && !(cal.step_latency_us > 0)) return;
-  const bool ar = s.coll == Collective::allreduce;
-  const double steps = (ar ? 2.0 : 1.0) * static_cast<double>(s.n - 1);
-  const double lat_s = (cal.latency_us > 0 || cal.step_latency_us > 0)
-                           ? (cal.latency_us + steps * cal.step_latency_us) * 1e-6
-                           : best.latency_s;
-  double bw_time = best.time_s - best.latency_s;
-  if (cal.bus_GBps > 0) {
-    double bus = cal.bus_GBps;
-    if (s.k > 1 && s.net_rank_packed > 0) bus *= std::min(1.0, s.net_rank / s.net_rank_packed);
-    bw_time = bytes * s.factor / gbps(bus);
+void apply_calibration(const Fabric& fabric, const Setup& setup, double bytes, Candidate& fastest) {
+  const TierCalibration& calibration = tier_calibration(fabric, setup);
+  if (!is_calibrated(calibration)) return;
+  const bool allreduce = setup.collective == Collective::allreduce;
+  const double steps = (allreduce ? 2.0 : 1.0) * static_cast<double>(setup.ranks - 1);
+  const double latency_s = (calibration.latency_us > 0 || calibration.step_latency_us > 0)
+                               ? (calibration.latency_us + steps * calibration.step_latency_us) * 1e-6
+                               : fastest.latency_s;
+  double transfer_s = fastest.time_s - fastest.latency_s;
+  if (calibration.bus_GBps > 0) {
+    double bus_GBps = calibration.bus_GBps;
+    // The calibration measured packed groups: a group with a smaller NIC share gets proportionally less.
+    if (setup.nodes > 1 && setup.nic_share_per_rank_packed_GBps > 0)
+      bus_GBps *= std::min(1.0, setup.nic_share_per_rank_GBps / setup.nic_share_per_rank_packed_GBps);
+    transfer_s = bytes * setup.busbw_factor / to_bytes_per_s(bus_GBps);
   }
-  best.latency_s = lat_s;
-  best.time_s = lat_s + bw_time;
-  best.calibrated = true;
+  fastest.latency_s = latency_s;
+  fastest.time_s = latency_s + transfer_s;
+  fastest.calibrated = true;
 }
 
 }  // namespace
 
 GroupCollective::GroupCollective(const Fabric& fabric, Collective collective, const GroupPlacement& group)
-    : f_(&fabric), s_(make_setup(fabric, collective, group)) {
+    : fabric_(&fabric), setup_(make_setup(fabric, collective, group)) {
   add_terms();
 }
 
 GroupCollective::GroupCollective(const GroupCollective& same_group, Collective collective)
-    : f_(same_group.f_), s_(same_group.s_) {
-  s_.coll = collective;
-  s_.factor = busbw_factor(collective, s_.n);
+    : fabric_(same_group.fabric_), setup_(same_group.setup_) {
+  setup_.collective = collective;
+  setup_.busbw_factor = busbw_factor(collective, setup_.ranks);
   add_terms();
 }
 
 void GroupCollective::add_terms() {
-  if (s_.n <= 1) return;  // one rank: nothing moves
-  if (s_.coll == Collective::alltoall || s_.coll == Collective::sendrecv) {
-    p2p(s_, *this);
+  if (setup_.ranks <= 1) return;  // one rank: nothing moves
+  if (setup_.collective == Collective::alltoall || setup_.collective == Collective::sendrecv) {
+    add_p2p_term(setup_, *this);
   } else {
-    ring(s_, *this);
-    tree(s_, *this);
-    nvls(*f_, s_, *this);
-    hierarchical(*f_, s_, *this);
+    add_ring_terms(setup_, *this);
+    add_tree_terms(setup_, *this);
+    add_nvls_term(*fabric_, setup_, *this);
+    add_hierarchical_term(*fabric_, setup_, *this);
   }
 }
 
 double GroupCollective::term_time_s(int i, double bytes, double* latency_s) const {
-  const Term& t = terms_[i];
-  const double lat = bytes >= t.large_from_bytes ? t.large_latency_s : t.latency_s;
-  const double per_byte = t.tree_corrected ? t.seconds_per_byte / tree_correction(*s_.C, bytes, t.proto) : t.seconds_per_byte;
-  if (latency_s) *latency_s = lat;
-  return lat + bytes * per_byte;
+  const Term& term = terms_[i];
+  const double fixed_s = bytes >= term.large_from_bytes ? term.large_latency_s : term.latency_s;
+  const double seconds_per_byte =
+      term.tree_corrected ? term.seconds_per_byte / tree_correction(*setup_.constants, bytes, term.protocol)
+                          : term.seconds_per_byte;
+  if (latency_s) *latency_s = fixed_s;
+  return fixed_s + bytes * seconds_per_byte;
 }
 
 double GroupCollective::time_s(double bytes) const {
   validate_bytes(bytes);
-  if (n_ == 0) return 0;
-  int best = 0;
-  double best_t = 0, best_lat = 0;
-  for (int i = 0; i < n_; ++i) {
-    double lat = 0;
-    const double time = term_time_s(i, bytes, &lat);
-    if (i == 0 || time < best_t) {
-      best = i;
-      best_t = time;
-      best_lat = lat;
+  if (term_count_ == 0) return 0;
+  int fastest = 0;
+  double fastest_s = 0, fastest_latency_s = 0;
+  for (int i = 0; i < term_count_; ++i) {
+    double term_latency_s = 0;
+    const double term_s = term_time_s(i, bytes, &term_latency_s);
+    if (i == 0 || term_s < fastest_s) {
+      fastest = i;
+      fastest_s = term_s;
+      fastest_latency_s = term_latency_s;
     }
   }
-  const TierCalibration& cal = s_.k > 1 ? f_->inter : f_->intra;
-  if (!(cal.bus_GBps > 0) && !(cal.latency_us > 0) && !(cal.step_latency_us > 0)) return best_t;
-  Candidate c{terms_[best].algo, terms_[best].proto, best_t, best_lat, false};
-  apply_calibration(*f_, s_, bytes, c);
-  return c.time_s;
+  if (!is_calibrated(tier_calibration(*fabric_, setup_))) return fastest_s;
+  Candidate candidate{terms_[fastest].algorithm, terms_[fastest].protocol, fastest_s, fastest_latency_s, false};
+  apply_calibration(*fabric_, setup_, bytes, candidate);
+  return candidate.time_s;
 }
 
 namespace {
 
 // Every candidate at `bytes`, fastest first (stable), the fastest calibrated; `setup` gets the group's setup.
-std::vector<Candidate> evaluate(const Fabric& f, Collective coll, double bytes, const GroupPlacement& g, Setup& setup) {
+std::vector<Candidate> evaluate(const Fabric& fabric, Collective collective, double bytes,
+                                const GroupPlacement& placement, Setup& setup) {
   validate_bytes(bytes);
-  const GroupCollective group(f, coll, g);
+  const GroupCollective group(fabric, collective, placement);
   setup = group.setup();
-  setup.S = bytes;
-  std::vector<Candidate> out;
-  if (group.size() == 0) {
-    out.push_back(Candidate{aLocal, kSimple, 0, 0, false});
-    return out;
+  setup.size_bytes = bytes;
+  std::vector<Candidate> candidates;
+  if (group.term_count() == 0) {
+    candidates.push_back(Candidate{Algorithm::local, Protocol::simple, 0, 0, false});
+    return candidates;
   }
-  for (int i = 0; i < group.size(); ++i) {
-    double lat = 0;
-    const double t = group.term_time_s(i, bytes, &lat);
-    out.push_back(Candidate{group.term(i).algo, group.term(i).proto, t, lat, false});
+  for (int i = 0; i < group.term_count(); ++i) {
+    double latency_s = 0;
+    const double time = group.term_time_s(i, bytes, &latency_s);
+    candidates.push_back(Candidate{group.term(i).algorithm, group.term(i).protocol, time, latency_s, false});
   }
-  std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
-  apply_calibration(f, setup, bytes, out.front());
-  return out;
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  apply_calibration(fabric, setup, bytes, candidates.front());
+  return candidates;
 }
 
-std::string algo_name(const Setup& s, const Candidate& c) {
-  switch (c.algo) {
-    case aRing: return s.k > 1 ? "ring (across nodes)" : "ring";
-    case aTree: return s.k > 1 ? "tree (double binary across nodes)" : "tree (chain)";
-    case aNvls: return "nvls";
-    case aNvlsTree: return "nvls-tree";
-    case aHier: return "hierarchical";
-    case aP2P: return s.coll == Collective::alltoall ? "p2p (all peers at once)" : "p2p";
-    case aLocal: return "none (one rank)";
+std::string algorithm_name(const Setup& setup, const Candidate& candidate) {
+  switch (candidate.algorithm) {
+    case Algorithm::ring: return setup.nodes > 1 ? "ring (across nodes)" : "ring";
+    case Algorithm::tree: return setup.nodes > 1 ? "tree (double binary across nodes)" : "tree (chain)";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::nvls_tree: return "nvls-tree";
+    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::p2p: return setup.collective == Collective::alltoall ? "p2p (all peers at once)" : "p2p";
+    case Algorithm::local: return "none (one rank)";
   }
   return "?";
 }
 
-std::string bottleneck(const Setup& s, const Candidate& c) {
-  if (c.algo == aLocal) return "a single rank moves nothing";
-  const double bw_s = c.time_s - c.latency_s;
-  const std::string regime = c.latency_s >= bw_s ? "latency-bound (fixed cost >= transfer time)"
-                                                 : "bandwidth-bound (transfer time > fixed cost)";
+std::string bottleneck(const Setup& setup, const Candidate& candidate) {
+  if (candidate.algorithm == Algorithm::local) return "a single rank moves nothing";
+  const double transfer_s = candidate.time_s - candidate.latency_s;
+  const std::string regime = candidate.latency_s >= transfer_s ? "latency-bound (fixed cost >= transfer time)"
+                                                               : "bandwidth-bound (transfer time > fixed cost)";
   std::string where;
-  if (s.k > 1)
-    where = fmt::format("{} nodes x {} ranks, {:.1f} GB/s NIC share per rank{}", s.k, s.rpn, s.net_rank,
-                        s.conc > 1 ? fmt::format(" ({} groups share each node's NICs)", s.conc) : "");
+  if (setup.nodes > 1)
+    where = fmt::format("{} nodes x {} ranks, {:.1f} GB/s NIC share per rank{}", setup.nodes, setup.ranks_per_node,
+                        setup.nic_share_per_rank_GBps,
+                        setup.concurrent_groups > 1
+                            ? fmt::format(" ({} groups share each node's NICs)", setup.concurrent_groups)
+                            : "");
   else
     where = fmt::format("one node, {} ({:.1f} GB/s per GPU as NCCL rates it)",
-                        s.intra_nvlink ? "NVLink domain" : "PCIe", s.intra_bus);
+                        setup.intra_node_nvlink ? "NVLink domain" : "PCIe", setup.intra_node_bus_GBps);
   return regime + "; " + where;
 }
 
-CollectiveCost describe(const Fabric& f, const Setup& s, const Candidate& c, bool best) {
-  CollectiveCost r;
-  r.time_s = c.time_s;
-  r.algbw_GBps = c.time_s > 0 ? s.S / c.time_s / 1e9 : 0;
-  r.busbw_GBps = r.algbw_GBps * s.factor;
-  r.algorithm = algo_name(s, c);
-  r.protocol = c.algo == aLocal ? "" : kProtoNames[c.proto];
-  if (c.calibrated) {
-    r.algorithm += " (calibrated)";
-    const TierCalibration& cal = s.k > 1 ? f.inter : f.intra;
-    std::string srcs;
-    for (const auto& x : f.calibration_sources) srcs += (srcs.empty() ? "" : ", ") + x;
-    r.reason = fmt::format("{}-node tier calibrated{}: latency {:.1f} us + {:.2f} us/step, busbw {:.1f} GB/s; {}",
-                           s.k > 1 ? "inter" : "intra", srcs.empty() ? "" : " from " + srcs, cal.latency_us,
-                           cal.step_latency_us, cal.bus_GBps, bottleneck(s, c));
+CollectiveCost describe(const Fabric& fabric, const Setup& setup, const Candidate& candidate, bool fastest) {
+  CollectiveCost cost;
+  cost.time_s = candidate.time_s;
+  cost.algbw_GBps = candidate.time_s > 0 ? setup.size_bytes / candidate.time_s / 1e9 : 0;
+  cost.busbw_GBps = cost.algbw_GBps * setup.busbw_factor;
+  cost.algorithm = algorithm_name(setup, candidate);
+  cost.protocol = candidate.algorithm == Algorithm::local ? "" : protocol_name(candidate.protocol);
+  if (candidate.calibrated) {
+    cost.algorithm += " (calibrated)";
+    const TierCalibration& calibration = tier_calibration(fabric, setup);
+    std::string sources;
+    for (const std::string& source : fabric.calibration_sources) sources += (sources.empty() ? "" : ", ") + source;
+    cost.reason = fmt::format("{}-node tier calibrated{}: latency {:.1f} us + {:.2f} us/step, busbw {:.1f} GB/s; {}",
+                              setup.nodes > 1 ? "inter" : "intra", sources.empty() ? "" : " from " + sources,
+                              calibration.latency_us, calibration.step_latency_us, calibration.bus_GBps,
+                              bottleneck(setup, candidate));
   } else {
-    r.reason = (best ? std::string("fastest of the algorithm/protocol pairs NCCL would consider; ") : std::string()) +
-               bottleneck(s, c);
+    cost.reason =
+        (fastest ? std::string("fastest of the algorithm/protocol pairs NCCL would consider; ") : std::string()) +
+        bottleneck(setup, candidate);
   }
-  return r;
+  return cost;
 }
 
 }  // namespace
@@ -441,17 +549,18 @@ CollectiveCost describe(const Fabric& f, const Setup& s, const Candidate& c, boo
 
 std::vector<CollectiveCost> collective_candidates(const Fabric& fabric, Collective collective, double bytes,
                                                   const GroupPlacement& group) {
-  comm::Setup s;
-  const auto cands = comm::evaluate(fabric, collective, bytes, group, s);
-  std::vector<CollectiveCost> out;
-  for (std::size_t i = 0; i < cands.size(); ++i) out.push_back(comm::describe(fabric, s, cands[i], i == 0));
-  return out;
+  comm::Setup setup;
+  const auto candidates = comm::evaluate(fabric, collective, bytes, group, setup);
+  std::vector<CollectiveCost> costs;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    costs.push_back(comm::describe(fabric, setup, candidates[i], i == 0));
+  return costs;
 }
 
 CollectiveCost collective_cost(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
-  comm::Setup s;
-  const auto cands = comm::evaluate(fabric, collective, bytes, group, s);
-  return comm::describe(fabric, s, cands.front(), true);
+  comm::Setup setup;
+  const auto candidates = comm::evaluate(fabric, collective, bytes, group, setup);
+  return comm::describe(fabric, setup, candidates.front(), true);
 }
 
 double collective_time_s(const Fabric& fabric, Collective collective, double bytes, const GroupPlacement& group) {
