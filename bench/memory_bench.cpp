@@ -8,7 +8,7 @@
 
 #include "gpuplan/memory.hpp"
 #include "gpuplan/model_io.hpp"
-#include "gpuplan/report.hpp"
+#include "gpuplan/api.hpp"
 #include "memory/memory_model.hpp"
 
 extern char** environ;
@@ -50,16 +50,22 @@ void BM_EstimateMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateMemory);
 
-// Everything `gpuplan memory --json` does after parsing its options, in process: load the model from the catalog,
-// estimate, look for fixes when it does not fit, render JSON.
+// Everything `gpuplan memory --json` does after parsing its options, in process: the request resolved (model from
+// the catalog), the estimate, the fixes when it does not fit, and the JSON.
 void BM_MemoryRunInProcess(benchmark::State& state) {
-  for (auto _ : state) {
-    gpuplan::MemoryInputs in = llama70b_on_64();
-    in.capacity_bytes = 40'000'000'000;  // does not fit: exercises the suggestions too
-    const auto report = gpuplan::estimate_memory(in, true);
-    const auto fixes = gpuplan::suggest_fixes(in);
-    benchmark::DoNotOptimize(gpuplan::memory_json(in, report, fixes, true).dump());
-  }
+  gpuplan::api::MemoryRequest request;
+  request.model.name_or_path = "llama-3.1-70b";
+  request.training.seq_len = 8192;
+  request.training.global_batch = 512;
+  request.layout.gpus = 64;
+  request.layout.tp = 8;
+  request.layout.pp = 4;
+  request.layout.zero = 1;
+  request.layout.sequence_parallel = true;
+  request.layout.recompute = "selective";
+  request.hardware.gpu_memory = "40GB";  // does not fit: exercises the suggestions too
+  request.all_stages = true;
+  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::api::to_json(gpuplan::api::run(request)).dump());
 }
 BENCHMARK(BM_MemoryRunInProcess)->Unit(benchmark::kMillisecond);
 

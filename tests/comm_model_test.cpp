@@ -158,7 +158,7 @@ TEST(CommModel, BadInputs) {
     collective_cost(f, Collective::allreduce, 1e9, packed(17, 8));
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--ranks");
+    EXPECT_EQ(e.field(), "ranks");  // the request field; the command line shows it as --ranks
     EXPECT_NE(std::string(e.what()).find("at most 16"), std::string::npos) << e.what();
   }
   EXPECT_THROW(collective_cost(f, Collective::allreduce, -1, packed(8, 8)), InputError);

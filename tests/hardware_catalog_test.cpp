@@ -366,10 +366,10 @@ TEST(HardwareCluster, FromSystemAndNodes) {
 
 TEST(HardwareCluster, BadArguments) {
   std::string msg = error_of([] { (void)make_cluster("dgx-h1000", 2); });
-  EXPECT_NE(msg.find("--system"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cluster.system"), std::string::npos) << msg;
   EXPECT_NE(msg.find("dgx-h100"), std::string::npos) << msg;
   msg = error_of([] { (void)make_cluster("dgx-h100", 0); });
-  EXPECT_NE(msg.find("--nodes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cluster.nodes"), std::string::npos) << msg;
 }
 
 TEST(HardwareCluster, FromJson) {

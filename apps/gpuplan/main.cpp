@@ -1,4 +1,4 @@
-// gpuplan: plans large-model training. Memory per GPU, interconnect topology, and layouts.
+// gpuplan: plans large-model training. Memory per GPU, interconnect topology, collectives, step time and layouts.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -13,13 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   app.set_version_flag("--version", "gpuplan 0.1.0");
-  gpuplan::cli::add_model_command(app);
-  gpuplan::cli::add_memory_command(app);
-  gpuplan::cli::add_catalog_command(app);
-  gpuplan::cli::add_topo_command(app);
-  gpuplan::cli::add_comm_command(app);
-  gpuplan::cli::add_estimate_command(app);
-  gpuplan::cli::add_plan_command(app);
+  gpuplan::cli::add_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version

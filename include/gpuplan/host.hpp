@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpuplan/api.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/plan.hpp"
 
@@ -27,5 +28,33 @@ class ThreadRunner final : public ParallelRunner {
 
 // search_plans with its workers on threads (PlanInputs::threads of them; 0: one per core).
 PlanResult search_plans_threaded(const PlanInputs& inputs, ProgressCallback progress = {});
+
+namespace api {
+
+// Reads every file a request names into it: model configs (a path to a config.json or a folder holding one),
+// topology and nvlink outputs, catalogs, perf constants, calibrations and nccl-tests logs. Fields that hold their
+// text already are kept. Errors name the field.
+void load_files(ModelRequest& request);
+void load_files(MemoryRequest& request);
+void load_files(EstimateRequest& request);
+void load_files(PlanRequest& request);
+void load_files(CommRequest& request);
+void load_files(CalibrateRequest& request);
+void load_files(TopoRequest& request);
+void load_files(CatalogRequest& request);
+
+// The questions answered with what only a host can do: the request's files read, the NVIDIA driver asked for
+// the topology when none is given, the calibration written where `out` says, the search's workers on threads.
+ModelResult answer(ModelRequest request);
+MemoryResult answer(MemoryRequest request);
+EstimateResult answer(EstimateRequest request);
+PlanResult answer(PlanRequest request, ProgressCallback progress = {});
+CommResult answer(CommRequest request);
+CalibrateResult answer(CalibrateRequest request);
+TopoResult answer(TopoRequest request);
+CatalogResult answer(CatalogRequest request);
+nlohmann::ordered_json answer_json(Question question, const nlohmann::json& request, ProgressCallback progress = {});
+
+}  // namespace api
 
 }  // namespace gpuplan

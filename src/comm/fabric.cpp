@@ -184,10 +184,10 @@ Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalo
 
 Fabric fabric_from_topology(const Topology& topology, const GpuSpec* gpu, double nic_per_gpu_GBps) {
   if (!(nic_per_gpu_GBps >= 0) || !std::isfinite(nic_per_gpu_GBps))
-    throw InputError("--nic-GBps", fmt::format("{}", nic_per_gpu_GBps), "a bandwidth in GB/s >= 0");
+    throw InputError("cluster.nic_GBps", fmt::format("{}", nic_per_gpu_GBps), "a bandwidth in GB/s >= 0");
   const HardwareCatalog& catalog = HardwareCatalog::builtin();
   const int gpus = static_cast<int>(topology.gpus.size());
-  if (gpus < 1) throw InputError("--topology", "a topology without GPUs", "a topology listing at least one GPU");
+  if (gpus < 1) throw InputError("cluster.topology", "a topology without GPUs", "a topology listing at least one GPU");
   const GpuSpec* known_gpu = recognised_gpu(topology, gpu, catalog);
   const TopologyReport report = analyze_topology(topology, topology_options(known_gpu));
 

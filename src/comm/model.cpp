@@ -80,7 +80,7 @@ double to_bytes_per_s(double GBps) { return GBps * 1e9; }
 
 void validate_bytes(double bytes) {
   if (!(bytes >= 0) || !std::isfinite(bytes))
-    throw InputError("--size", fmt::format("{}", bytes), "a finite number of bytes >= 0");
+    throw InputError("size", fmt::format("{}", bytes), "a finite number of bytes >= 0");
 }
 
 // The group's ranks on each node: as asked, but no more than the ranks and the node's GPUs.
@@ -93,19 +93,19 @@ std::int64_t nodes_spanned(std::int64_t ranks, std::int64_t ranks_per_node) {
 }
 
 void validate_group(const Fabric& fabric, const GroupPlacement& group) {
-  if (group.ranks < 1) throw InputError("--ranks", std::to_string(group.ranks), "a whole number >= 1");
+  if (group.ranks < 1) throw InputError("ranks", std::to_string(group.ranks), "a whole number >= 1");
   if (group.ranks_per_node < 1)
-    throw InputError("--ranks-per-node", std::to_string(group.ranks_per_node), "a whole number >= 1");
+    throw InputError("ranks_per_node", std::to_string(group.ranks_per_node), "a whole number >= 1");
   if (group.concurrent_groups_per_node < 1)
     throw InputError("concurrent groups per node", std::to_string(group.concurrent_groups_per_node),
                      "a whole number >= 1");
   const int gpus_per_node = std::max(fabric.gpus_per_node, 1);
   if (group.ranks_per_node > gpus_per_node && group.ranks > gpus_per_node)
-    throw InputError("--ranks-per-node", std::to_string(group.ranks_per_node),
+    throw InputError("ranks_per_node", std::to_string(group.ranks_per_node),
                      fmt::format("at most {} ({} has {} GPUs per node)", gpus_per_node, fabric.name, gpus_per_node));
   const std::int64_t ranks_per_node = placed_ranks_per_node(group, gpus_per_node);
   if (nodes_spanned(group.ranks, ranks_per_node) > std::max(fabric.nodes, 1))
-    throw InputError("--ranks", std::to_string(group.ranks),
+    throw InputError("ranks", std::to_string(group.ranks),
                      fmt::format("at most {} with {} ranks per node on {} ({} node{} of {} GPUs)",
                                  static_cast<std::int64_t>(std::max(fabric.nodes, 1)) * ranks_per_node,
                                  ranks_per_node, fabric.name, fabric.nodes, fabric.nodes == 1 ? "" : "s",
@@ -134,7 +134,7 @@ void set_nic_shares(const Fabric& fabric, Setup& setup) {
       std::min(one_nic_GBps, node_GBps / static_cast<double>(setup.concurrent_groups * setup.ranks_per_node));
   setup.nic_share_per_rank_packed_GBps = std::min(one_nic_GBps, node_GBps / static_cast<double>(gpus_per_node));
   if (!(setup.nic_share_per_rank_GBps > 0))
-    throw InputError("--nodes", std::to_string(fabric.nodes),
+    throw InputError("cluster.nodes", std::to_string(fabric.nodes),
                      fmt::format("1: {} has no scale-out bandwidth (nic_per_gpu_GBps is 0)", fabric.name));
 }
 

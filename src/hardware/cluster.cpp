@@ -51,10 +51,10 @@ Cluster assemble(const HardwareCatalog& catalog, std::string_view system, int no
 }  // namespace
 
 Cluster make_cluster(const HardwareCatalog& catalog, std::string_view system, int nodes) {
-  Cluster c = assemble(catalog, system, nodes, fmt::format("--system {} --nodes {}", system, nodes), "--nodes",
-                       "--system");
+  Cluster c = assemble(catalog, system, nodes, fmt::format("--system {} --nodes {}", system, nodes), "cluster.nodes",
+                       "cluster.system");
   if (nodes > 1 && c.system.nics_per_node == 0)
-    throw InputError("--nodes", std::to_string(nodes),
+    throw InputError("cluster.nodes", std::to_string(nodes),
                      fmt::format("1: system {} has no compute NICs (define nics_per_node with --catalog)",
                                  c.system.name));
   return c;

@@ -13,7 +13,7 @@ ModelConfig load_model(std::string_view name_or_path) {
   std::filesystem::path path(text);
   if (std::filesystem::is_directory(path, ec)) path /= "config.json";
   if (std::filesystem::is_regular_file(path, ec)) {
-    ModelConfig m = model_from_hf_config(read_text_file(path.string(), "--model"), path.string());
+    ModelConfig m = model_from_hf_config(read_text_file(path.string(), "model"), path.string());
     m.name = text;
     return m;
   }

@@ -31,28 +31,28 @@ void require_range(const char* field, std::int64_t value, std::int64_t lo, std::
 Layout resolve_layout(const MemoryInputs& in) {
   Layout l = in.layout;
   constexpr std::int64_t kMaxGpus = 100'000'000;
-  require_range("--tp", l.tp, 1, 65536);
-  require_range("--pp", l.pp, 1, 65536);
-  require_range("--vpp", l.vpp, 1, 4096);
-  require_range("--cp", l.cp, 1, 65536);
-  require_range("--ep", l.ep, 1, 65536);
-  require_range("--zero", l.zero, 0, 3);
-  require_range("--seq-len", in.training.seq_len, 1, 1'000'000'000);
-  require_range("--micro-batch", in.training.micro_batch, 1, 100'000'000);
+  require_range("layout.tp", l.tp, 1, 65536);
+  require_range("layout.pp", l.pp, 1, 65536);
+  require_range("layout.vpp", l.vpp, 1, 4096);
+  require_range("layout.cp", l.cp, 1, 65536);
+  require_range("layout.ep", l.ep, 1, 65536);
+  require_range("layout.zero", l.zero, 0, 3);
+  require_range("training.seq_len", in.training.seq_len, 1, 1'000'000'000);
+  require_range("training.micro_batch", in.training.micro_batch, 1, 100'000'000);
   if (!(in.training.dropout >= 0.0 && in.training.dropout < 1.0))
-    throw InputError("--dropout", fmt::format("{}", in.training.dropout), "a probability in [0, 1)");
-  if (l.gpus != 0) require_range("--gpus", l.gpus, 1, kMaxGpus);
-  if (l.dp != 0) require_range("--dp", l.dp, 1, kMaxGpus);
+    throw InputError("training.dropout", fmt::format("{}", in.training.dropout), "a probability in [0, 1)");
+  if (l.gpus != 0) require_range("layout.gpus", l.gpus, 1, kMaxGpus);
+  if (l.dp != 0) require_range("layout.dp", l.dp, 1, kMaxGpus);
   if (l.etp == 0) l.etp = l.tp;
-  require_range("--etp", l.etp, 1, 65536);
+  require_range("layout.etp", l.etp, 1, 65536);
 
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;
   if (model_parallel > kMaxGpus)
-    throw InputError("--tp x --pp x --cp", std::to_string(model_parallel), fmt::format("at most {} GPUs", kMaxGpus));
+    throw InputError("layout.tp x layout.pp x layout.cp", std::to_string(model_parallel), fmt::format("at most {} GPUs", kMaxGpus));
   if (l.gpus == 0 && l.dp == 0) l.dp = 1;
   if (l.dp == 0) {
     if (l.gpus % model_parallel != 0)
-      throw InputError("--gpus",
+      throw InputError("layout.gpus",
                        fmt::format("{} (does not factor into tp {} x pp {} x cp {} = {} times a data-parallel degree)",
                                    l.gpus, l.tp, l.pp, l.cp, model_parallel),
                        fmt::format("a multiple of {}", model_parallel));
@@ -60,84 +60,84 @@ Layout resolve_layout(const MemoryInputs& in) {
   }
   if (l.gpus == 0) {
     if (l.dp > kMaxGpus / model_parallel)
-      throw InputError("--dp", std::to_string(l.dp), fmt::format("at most {} GPUs in all", kMaxGpus));
+      throw InputError("layout.dp", std::to_string(l.dp), fmt::format("at most {} GPUs in all", kMaxGpus));
     l.gpus = model_parallel * l.dp;
   }
   if (l.gpus != model_parallel * l.dp)
-    throw InputError("--dp", fmt::format("{} (tp {} x pp {} x cp {} x dp {} = {} but --gpus is {})", l.dp, l.tp, l.pp,
+    throw InputError("layout.dp", fmt::format("{} (tp {} x pp {} x cp {} x dp {} = {} but layout.gpus is {})", l.dp, l.tp, l.pp,
                                          l.cp, l.dp, model_parallel * l.dp, l.gpus),
                      fmt::format("dp = gpus / (tp x pp x cp) = {}", l.gpus / model_parallel));
 
-  if (l.vpp > 1 && l.pp == 1) throw InputError("--vpp", std::to_string(l.vpp), "1 unless --pp is above 1");
+  if (l.vpp > 1 && l.pp == 1) throw InputError("layout.vpp", std::to_string(l.vpp), "1 unless layout.pp is above 1");
   if (l.vpp > 1) l.schedule = PpSchedule::interleaved;
   if (l.schedule == PpSchedule::interleaved && l.vpp == 1)
-    throw InputError("--pp-schedule", "interleaved with --vpp 1", "--vpp 2 or more for the interleaved schedule");
+    throw InputError("layout.pp_schedule", "interleaved with layout.vpp 1", "layout.vpp 2 or more for the interleaved schedule");
 
   if (in.training.seq_len % l.cp != 0)
-    throw InputError("--cp", fmt::format("{} (does not divide --seq-len {})", l.cp, in.training.seq_len),
+    throw InputError("layout.cp", fmt::format("{} (does not divide training.seq_len {})", l.cp, in.training.seq_len),
                      "a divisor of the sequence length");
 
   const std::int64_t replica_batch = in.training.micro_batch * l.dp;
   if (in.training.global_batch != 0 && in.training.global_batch % replica_batch != 0)
-    throw InputError("--global-batch",
+    throw InputError("training.global_batch",
                      fmt::format("{} (not a multiple of micro-batch {} x dp {} = {})", in.training.global_batch,
                                  in.training.micro_batch, l.dp, replica_batch),
                      fmt::format("a multiple of {}", replica_batch));
 
   if (l.offload != Offload::none && l.zero == 0)
-    throw InputError("--offload", to_string(l.offload), "offload with --zero 1, 2 or 3 (ZeRO-Offload shards first)");
+    throw InputError("layout.offload", to_string(l.offload), "offload with layout.zero 1, 2 or 3 (ZeRO-Offload shards first)");
   if (l.offload == Offload::optimizer_and_params && l.zero != 3)
-    throw InputError("--offload", "optimizer+params with --zero " + std::to_string(l.zero),
-                     "optimizer+params only with --zero 3 (ZeRO-Infinity)");
+    throw InputError("layout.offload", "optimizer+params with layout.zero " + std::to_string(l.zero),
+                     "optimizer+params only with layout.zero 3 (ZeRO-Infinity)");
   if (l.offload_target == OffloadTarget::nvme && l.offload != Offload::none && l.zero != 3)
-    throw InputError("--offload-target", "nvme with --zero " + std::to_string(l.zero),
-                     "nvme only with --zero 3 (ZeRO-Infinity); cpu otherwise");
+    throw InputError("layout.offload_target", "nvme with layout.zero " + std::to_string(l.zero),
+                     "nvme only with layout.zero 3 (ZeRO-Infinity); cpu otherwise");
   if (l.recompute_layers != -1 && l.recompute != Recompute::full)
-    throw InputError("--recompute-layers", std::to_string(l.recompute_layers), "only with --recompute full");
+    throw InputError("layout.recompute_layers", std::to_string(l.recompute_layers), "only with layout.recompute full");
 
   if (!in.model) {
-    if (l.ep > 1) throw InputError("--ep", std::to_string(l.ep), "1 with --params (expert parallelism needs --model)");
+    if (l.ep > 1) throw InputError("layout.ep", std::to_string(l.ep), "1 with params (expert parallelism needs model)");
     return l;
   }
   const ModelConfig& m = *in.model;
   if (m.heads % l.tp != 0)
-    throw InputError("--tp", fmt::format("{} (does not divide the {} attention heads)", l.tp, m.heads),
+    throw InputError("layout.tp", fmt::format("{} (does not divide the {} attention heads)", l.tp, m.heads),
                      "a divisor of " + std::to_string(m.heads) + ": " + divisors_of(m.heads));
   if (!m.mla.enabled && m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
-    throw InputError("--tp", fmt::format("{} (neither divides nor is a multiple of the {} key/value heads)", l.tp,
+    throw InputError("layout.tp", fmt::format("{} (neither divides nor is a multiple of the {} key/value heads)", l.tp,
                                          m.kv_heads),
                      "a divisor of " + std::to_string(m.kv_heads) + " or a multiple of it");
   if (l.ep > 1 && !m.is_moe())
-    throw InputError("--ep", std::to_string(l.ep), "1 for a dense model (it has no experts)");
+    throw InputError("layout.ep", std::to_string(l.ep), "1 for a dense model (it has no experts)");
   if (m.is_moe()) {
     if (m.moe.routed_experts % l.ep != 0)
-      throw InputError("--ep", fmt::format("{} (does not divide the {} experts)", l.ep, m.moe.routed_experts),
+      throw InputError("layout.ep", fmt::format("{} (does not divide the {} experts)", l.ep, m.moe.routed_experts),
                        "a divisor of " + std::to_string(m.moe.routed_experts) + ": " + divisors_of(m.moe.routed_experts));
     const std::int64_t per_stage = l.tp * l.cp * l.dp;
     if (per_stage % (l.ep * l.etp) != 0)
-      throw InputError("--ep", fmt::format("{} (ep x expert-tp {} must divide tp x cp x dp = {})", l.ep,
+      throw InputError("layout.ep", fmt::format("{} (ep x expert-tp {} must divide tp x cp x dp = {})", l.ep,
                                            l.ep * l.etp, per_stage),
                        "ep x etp dividing the GPUs of one pipeline stage");
   }
   const bool uneven = l.first_stage_layers >= 0 || l.last_stage_layers >= 0;
   if (uneven) {
-    if (l.vpp > 1) throw InputError("--first-stage-layers", "with --vpp", "uneven splits with --vpp 1 only");
+    if (l.vpp > 1) throw InputError("layout.first_stage_layers", "with layout.vpp", "uneven splits with layout.vpp 1 only");
     const std::int64_t first = l.first_stage_layers >= 0 ? l.first_stage_layers : -1;
     const std::int64_t last = l.last_stage_layers >= 0 ? l.last_stage_layers : -1;
     std::int64_t rest = m.layers, middle_stages = l.pp;
     if (first >= 0) { rest -= first; --middle_stages; }
     if (last >= 0 && l.pp > 1) { rest -= last; --middle_stages; }
     if (rest < 0 || (middle_stages == 0 && rest != 0) || (middle_stages > 0 && rest % middle_stages != 0))
-      throw InputError("--first-stage-layers/--last-stage-layers",
+      throw InputError("layout.first_stage_layers/layout.last_stage_layers",
                        fmt::format("{} / {} with {} layers on {} stages", first, last, m.layers, l.pp),
                        "a split whose remaining layers divide evenly over the other stages");
   } else if (m.layers % (l.pp * l.vpp) != 0) {
-    throw InputError("--pp", fmt::format("{} x --vpp {} (does not divide the {} layers)", l.pp, l.vpp, m.layers),
+    throw InputError("layout.pp", fmt::format("{} x layout.vpp {} (does not divide the {} layers)", l.pp, l.vpp, m.layers),
                      "pp x vpp dividing " + std::to_string(m.layers) + " (divisors: " + divisors_of(m.layers) +
-                         "), or --first-stage-layers/--last-stage-layers for an uneven split");
+                         "), or layout.first_stage_layers/layout.last_stage_layers for an uneven split");
   }
   if (l.recompute_layers > m.layers / l.pp + 1 && l.recompute_layers != -1)
-    throw InputError("--recompute-layers", std::to_string(l.recompute_layers),
+    throw InputError("layout.recompute_layers", std::to_string(l.recompute_layers),
                      fmt::format("0 to {} (layers per pipeline stage)", (m.layers + l.pp - 1) / l.pp));
   return l;
 }

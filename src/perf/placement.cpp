@@ -30,12 +30,12 @@ std::array<ParallelDim, 5> parse_order(std::string_view order) {
     else if (name == "dp") dim = 3;
     else if (name == "pp") dim = 4;
     if (dim < 0 || seen[static_cast<std::size_t>(dim)] || count >= 5)
-      throw InputError("--order", "'" + std::string(order) + "'", kAccepted);
+      throw InputError("timing.order", "'" + std::string(order) + "'", kAccepted);
     seen[static_cast<std::size_t>(dim)] = true;
     out[count++] = static_cast<ParallelDim>(dim);
     pos = end + 1;
   }
-  if (count != 5) throw InputError("--order", "'" + std::string(order) + "'", kAccepted);
+  if (count != 5) throw InputError("timing.order", "'" + std::string(order) + "'", kAccepted);
   return out;
 }
 

@@ -26,8 +26,8 @@ const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
 
 StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_constants(in.gpu)) {
   if (!in.memory.model)
-    throw InputError("--model", "(none)",
-                     "a model architecture: the step time is computed per operation, --params alone is not enough");
+    throw InputError("model", "(none)",
+                     "a model architecture: the step time is computed per operation, params alone is not enough");
   counts = count_params(*in.memory.model);
   flops = flops_per_token(*in.memory.model, in.memory.training.seq_len);
 }
@@ -57,8 +57,8 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
     : in_(&in), job_(&job), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap),
       collective_(in.fabric) {
   if (!in.memory.model)
-    throw InputError("--model", "(none)",
-                     "a model architecture: the step time is computed per operation, --params alone is not enough");
+    throw InputError("model", "(none)",
+                     "a model architecture: the step time is computed per operation, params alone is not enough");
   const ModelConfig& m = *in.memory.model;
   const TrainingConfig& tr = in.memory.training;
   layout_ = resolve_layout(in.memory);
@@ -66,7 +66,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
   const std::int64_t gpus_per_node = std::max(1, in.fabric.gpus_per_node);
   const std::int64_t capacity = static_cast<std::int64_t>(gpus_per_node) * std::max(1, in.fabric.nodes);
   if (l.gpus > capacity)
-    throw InputError("--gpus", std::to_string(l.gpus),
+    throw InputError("layout.gpus", std::to_string(l.gpus),
                      "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
   placement_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
@@ -80,7 +80,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
   mc.hbm_Bps = in.gpu.memory_GBps * 1e9;
   mc.constants = &job.perf;
   hbm_Bps_ = mc.hbm_Bps;
-  if (!(mc.hbm_Bps > 0)) throw InputError("--gpu", in.gpu.name, "a GPU with a memory bandwidth in the catalog");
+  if (!(mc.hbm_Bps > 0)) throw InputError("gpu", in.gpu.name, "a GPU with a memory bandwidth in the catalog");
 
   MicrobatchShape s;
   s.tp = static_cast<double>(l.tp);

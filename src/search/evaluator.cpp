@@ -14,9 +14,9 @@ namespace {
 
 // The search's inputs, checked before anything is prepared from them.
 const PlanInputs& checked(const PlanInputs& in) {
-  if (!in.base.model) throw InputError("--model", "(none)", "a model (the search needs its layers and heads)");
+  if (!in.base.model) throw InputError("model", "(none)", "a model (the search needs its layers and heads)");
   if (!(in.memory_margin >= 0 && in.memory_margin < 1))
-    throw InputError("--memory-margin", std::to_string(in.memory_margin), "a fraction in [0, 1)");
+    throw InputError("ranking.memory_margin", std::to_string(in.memory_margin), "a fraction in [0, 1)");
   return in;
 }
 
@@ -35,14 +35,14 @@ EstimateInputs estimate_inputs_of(const PlanInputs& in) {
 Evaluator::Evaluator(const PlanInputs& inputs)
     : in_(checked(inputs)), est_(estimate_inputs_of(in_)), step_job_(est_), memory_job_(in_.base) {
   gpus_ = in_.gpus > 0 ? in_.gpus : static_cast<std::int64_t>(in_.fabric.nodes) * in_.fabric.gpus_per_node;
-  if (gpus_ < 1) throw InputError("--gpus", std::to_string(gpus_), "a positive GPU count");
+  if (gpus_ < 1) throw InputError("gpus", std::to_string(gpus_), "a positive GPU count");
   usable_ = static_cast<bytes_t>(std::floor(static_cast<double>(in_.base.capacity_bytes) * (1.0 - in_.memory_margin)));
   tokens_step_ = static_cast<double>(in_.base.training.global_batch) * static_cast<double>(in_.base.training.seq_len);
-  if (!(in_.gpu.memory_GBps > 0)) throw InputError("--gpu", in_.gpu.name, "a GPU with a memory bandwidth in the catalog");
+  if (!(in_.gpu.memory_GBps > 0)) throw InputError("gpu", in_.gpu.name, "a GPU with a memory bandwidth in the catalog");
   const bool fp8 = in_.base.training.precision == Precision::fp8 && in_.gpu.has_dtype("fp8");
   const char* dtype = fp8 ? "fp8" : to_string(in_.base.training.precision);
   if (!in_.gpu.has_dtype(dtype) || !(in_.gpu.tflops(dtype) > 0))
-    throw InputError("--system", in_.gpu.name, fmt::format("a GPU with a dense {} peak in the catalog", dtype));
+    throw InputError("cluster.system", in_.gpu.name, fmt::format("a GPU with a dense {} peak in the catalog", dtype));
 }
 
 memory::MemoryModel Evaluator::memory_model(const Shape& s) const {

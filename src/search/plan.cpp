@@ -17,15 +17,6 @@ using search::Shape;
 using search::Space;
 using search::Variant;
 
-const char* to_string(Objective o) {
-  switch (o) {
-    case Objective::step_time: return "step-time";
-    case Objective::tokens_per_s: return "tokens-per-s";
-    case Objective::cost: return "cost";
-  }
-  return "?";
-}
-
 MemoryInputs plan_memory_inputs(const PlanInputs& in, const Plan& plan) {
   MemoryInputs mi = in.base;
   mi.layout = plan.layout;
@@ -296,9 +287,9 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   const SequentialRunner sequential;
   const ParallelRunner& run = runner != nullptr ? *runner : sequential;
   const auto start = std::chrono::steady_clock::now();
-  if (inputs.top_k < 1) throw InputError("--top", std::to_string(inputs.top_k), "1 or more");
+  if (inputs.top_k < 1) throw InputError("ranking.top", std::to_string(inputs.top_k), "1 or more");
   if (inputs.objective == Objective::cost && !(inputs.price_per_gpu_hour > 0))
-    throw InputError("--price-per-gpu-hour", fmt::format("{}", inputs.price_per_gpu_hour),
+    throw InputError("ranking.price_per_gpu_hour", fmt::format("{}", inputs.price_per_gpu_hour),
                      "a positive price with --objective cost");
   Evaluator ev(inputs);
   Space space(ev);
@@ -336,8 +327,8 @@ Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_
   mi.training.micro_batch = micro_batch;
   const Layout l = resolve_layout(mi);
   if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0)
-    throw InputError("--first-stage-layers", "an uneven split", "even splits in the search");
-  if (mi.training.global_batch <= 0) throw InputError("--global-batch", "0", "a global batch in sequences");
+    throw InputError("layout.first_stage_layers", "an uneven split", "even splits in the search");
+  if (mi.training.global_batch <= 0) throw InputError("training.global_batch", "0", "a global batch in sequences");
   Shape s;
   s.gpus = l.gpus;
   s.tp = l.tp;

@@ -44,9 +44,9 @@ Space::Space(const Evaluator& ev) : ev_(ev) {
   const ModelConfig& m = ev.model();
   const TrainingConfig& tr = in.base.training;
   if (tr.global_batch <= 0)
-    throw InputError("--global-batch", std::to_string(tr.global_batch), "a global batch in sequences (the search keeps it fixed)");
+    throw InputError("training.global_batch", std::to_string(tr.global_batch), "a global batch in sequences (the search keeps it fixed)");
   for (int z : f.zero)
-    if (z < 0 || z > 3) throw InputError("--zero", std::to_string(z), "stages 0 to 3");
+    if (z < 0 || z > 3) throw InputError("space.zero", std::to_string(z), "stages 0 to 3");
 
   // GPU counts: the whole cluster, or with --objective cost every whole number of nodes up to it.
   std::vector<std::int64_t> gpu_counts{ev.total_gpus()};

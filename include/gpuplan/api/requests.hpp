@@ -1,0 +1,214 @@
+#pragma once
+// The questions gpuplan answers, as requests: what a user gives, named as the command line names it. Every front
+// end (the gpuplan program, the Python module, the web page) fills one of these and hands it to gpuplan::api::run.
+// Each field has an option name ("tp": --tp on the command line, tp= in Python, a key of flat JSON) and a path in
+// nested JSON ("layout.tp"), the name errors give; gpuplan::api::request_options lists them with their help.
+// Values stay as the user wrote them (text for choices and sizes); the library checks them all.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuplan::api {
+
+// A file the user named, or its text. The core reads no files: gpuplan_host's load_files fills `text` from
+// `path`; a web page or a caller that has the text sets it directly (`path` then only names it in messages).
+struct FileInput {
+  std::string path;
+  std::optional<std::string> text;
+  bool operator==(const FileInput&) const = default;
+};
+
+// A model: a catalog name ("llama-3.1-70b"), a path to a Hugging Face config.json or a folder holding one, or
+// the config itself (`config`: its JSON text, from a file the host read, a pasted config or a Python dict).
+struct ModelSource {
+  std::string name_or_path;
+  std::optional<std::string> config;
+  bool given() const { return !name_or_path.empty() || config.has_value(); }
+  bool operator==(const ModelSource&) const = default;
+};
+
+// Single architecture fields that replace the model's.
+struct ModelOverrides {
+  std::optional<std::int64_t> layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab, max_positions;
+  std::optional<std::string> mlp;              // gelu | swiglu
+  std::optional<std::string> norm;             // layernorm | rmsnorm
+  std::optional<bool> tied_embeddings;
+  std::optional<std::int64_t> experts, top_k, expert_ffn_hidden;
+  bool operator==(const ModelOverrides&) const = default;
+};
+
+struct TrainingOptions {
+  std::int64_t seq_len = 2048;
+  std::int64_t micro_batch = 1;
+  std::optional<std::int64_t> global_batch;    // sequences per step; none: micro-batch x dp
+  std::string precision = "bf16";
+  std::string optimizer = "adam";
+  std::string grad_dtype = "fp32";
+  bool master_weights = true;
+  double dropout = 0.0;
+  bool fused_loss = false;
+  bool operator==(const TrainingOptions&) const = default;
+};
+
+struct LayoutOptions {
+  std::optional<std::int64_t> gpus;            // none: tp x pp x cp x dp
+  std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
+  std::optional<std::int64_t> etp, dp;         // none: tp; gpus / (tp x pp x cp)
+  bool sequence_parallel = false;
+  std::int64_t zero = 0;
+  std::string recompute = "none";
+  std::optional<std::int64_t> recompute_layers;
+  std::string offload = "none";
+  std::string offload_target = "cpu";
+  std::string pp_schedule = "1f1b";
+  std::string attention = "flash";
+  std::string impl = "megatron";
+  std::optional<std::int64_t> first_stage_layers, last_stage_layers;
+  bool operator==(const LayoutOptions&) const = default;
+};
+
+// The GPU whose memory holds the job, catalog additions and runtime overheads.
+struct HardwareOptions {
+  std::optional<std::string> gpu;              // catalog name
+  std::optional<std::string> gpu_memory;       // usable memory per GPU instead of the catalog's: "80GiB"
+  std::vector<FileInput> catalog;              // hardware catalog JSON adding or overriding entries
+  std::optional<std::string> cuda_context, nccl_per_comm;   // sizes
+  std::optional<double> allocator_factor;
+  bool overheads = true;
+  bool operator==(const HardwareOptions&) const = default;
+};
+
+// The machines: a catalog system and a node count, or a file (a cluster JSON, or one node's topology output).
+struct ClusterOptions {
+  std::optional<std::string> system;
+  std::optional<std::int64_t> nodes;           // none: as many as the job needs
+  std::optional<FileInput> topology;
+  std::optional<double> nic_GBps;              // with a topology output: scale-out per GPU, one direction
+  bool operator==(const ClusterOptions&) const = default;
+};
+
+struct TimingOptions {
+  bool tp_overlap = false;
+  bool dp_overlap = true;
+  std::string order = "tp-cp-ep-dp-pp";
+  std::vector<FileInput> perf;                 // compute constants overriding data/perf.json
+  std::optional<FileInput> comm_calibration;   // collective tiers fitted to nccl-tests logs
+  bool operator==(const TimingOptions&) const = default;
+};
+
+// gpuplan model: the architecture, exact parameter counts and FLOPs per token of a model.
+struct ModelRequest {
+  ModelSource model;
+  ModelOverrides overrides;
+  std::optional<std::int64_t> seq_len;         // none: the model's context, at most 2048
+  bool operator==(const ModelRequest&) const = default;
+};
+
+// gpuplan memory: every byte on every GPU, by component and pipeline stage.
+struct MemoryRequest {
+  ModelSource model;
+  ModelOverrides overrides;
+  std::optional<std::string> params;           // a parameter count instead of a model ("7e9", "70B")
+  TrainingOptions training;
+  LayoutOptions layout;
+  HardwareOptions hardware;
+  bool all_stages = false;
+  bool explain = false;
+  bool operator==(const MemoryRequest&) const = default;
+};
+
+// gpuplan estimate: step time, throughput, MFU and memory of a layout on a cluster.
+struct EstimateRequest {
+  ModelSource model;
+  ModelOverrides overrides;
+  std::optional<std::string> params;
+  TrainingOptions training;
+  LayoutOptions layout;
+  HardwareOptions hardware;
+  ClusterOptions cluster;
+  TimingOptions timing;
+  bool all_stages = false;
+  bool operator==(const EstimateRequest&) const = default;
+};
+
+// The layouts gpuplan plan may choose from; empty lists allow every value the model and cluster allow.
+struct SearchOptions {
+  std::vector<std::int64_t> tp, pp, vpp, cp, ep, etp, dp, micro_batch;
+  std::optional<std::int64_t> max_tp, max_pp, max_cp, max_vpp;
+  std::vector<std::int64_t> zero;
+  std::vector<std::string> recompute;
+  bool partial_recompute = true;
+  bool offload = true;
+  bool sequence_parallel = true;
+  bool tp_overlap = true;
+  bool operator==(const SearchOptions&) const = default;
+};
+
+struct RankingOptions {
+  double memory_margin = 0.08;
+  std::string objective = "step-time";
+  std::optional<double> price_per_gpu_hour;
+  std::int64_t top = 5;
+  std::int64_t threads = 0;
+  bool exhaustive = false;
+  bool operator==(const RankingOptions&) const = default;
+};
+
+// gpuplan plan: the fastest layout that fits, from an exhaustive search, explained.
+struct PlanRequest {
+  ModelSource model;
+  ModelOverrides overrides;
+  TrainingOptions training;                    // seq_len, global_batch (required), precision, optimizer, fused_loss
+  ClusterOptions cluster;
+  HardwareOptions hardware;                    // gpu, gpu_memory, catalog
+  std::optional<std::int64_t> gpus;            // use this many of the cluster's GPUs
+  SearchOptions space;
+  RankingOptions ranking;
+  bool operator==(const PlanRequest&) const = default;
+};
+
+// gpuplan comm: what one collective costs on a fabric.
+struct CommRequest {
+  std::optional<std::string> collective;
+  std::optional<std::string> size;             // "1GiB", or a sweep "1MiB:8GiB"
+  std::optional<std::int64_t> ranks, ranks_per_node;
+  std::int64_t concurrent_groups = 1;
+  ClusterOptions cluster;
+  std::optional<std::string> gpu;
+  std::vector<FileInput> catalog;
+  std::optional<FileInput> comm_calibration;
+  bool operator==(const CommRequest&) const = default;
+};
+
+// gpuplan comm --calibrate: the collective model fitted to nccl-tests outputs.
+struct CalibrateRequest {
+  std::vector<FileInput> logs;                 // nccl-tests outputs (--calibrate FILE...)
+  std::optional<std::string> collective;       // when the logs do not say
+  std::optional<std::int64_t> ranks;
+  ClusterOptions cluster;                      // to compare the model with the measurements
+  std::optional<std::string> gpu;
+  std::vector<FileInput> catalog;
+  std::optional<std::string> out;              // where the host writes the calibration
+  bool operator==(const CalibrateRequest&) const = default;
+};
+
+// gpuplan topo: link matrix, NVLink domains, GPU-NIC pairing and placement advice of one node.
+struct TopoRequest {
+  std::optional<FileInput> topology;           // none: the host asks the NVIDIA driver (NVML)
+  std::optional<std::string> gpu;
+  std::optional<FileInput> nvlink;
+  std::optional<double> nic_GBps;
+  std::vector<FileInput> catalog;
+  bool operator==(const TopoRequest&) const = default;
+};
+
+// gpuplan catalog: the built-in GPUs, links, systems and models with their sources.
+struct CatalogRequest {
+  std::optional<std::string> kind;             // gpus | links | systems | models; none: all
+  std::optional<std::string> name;             // one entry in detail
+  std::vector<FileInput> catalog;
+  bool operator==(const CatalogRequest&) const = default;
+};
+
+}  // namespace gpuplan::api

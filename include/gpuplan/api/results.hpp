@@ -1,0 +1,292 @@
+#pragma once
+// The answers to gpuplan's questions: plain data, field for field what `gpuplan ... --json` prints (the same keys,
+// the same nesting), so a front end can read them as C++ values, JSON or Python dicts alike. Byte counts are whole
+// bytes (*_bytes or the memory components), rates GB/s (1e9 bytes per second), times seconds (*_s).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuplan/hardware.hpp"
+
+namespace gpuplan::api {
+
+// A value JSON shows as null when it is not known (activations without an architecture, a GPU's NUMA node).
+template <typename T>
+struct Nullable : std::optional<T> {
+  using std::optional<T>::optional;
+  Nullable& operator=(const T& value) {
+    std::optional<T>::operator=(value);
+    return *this;
+  }
+};
+
+// Named seconds in a fixed order (the step-time breakdown): a JSON object.
+using NamedSeconds = std::vector<std::pair<std::string, double>>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan model
+
+struct MoeSummary {
+  std::int64_t routed_experts = 0, top_k = 0, expert_ffn_hidden = 0, shared_experts = 0;
+};
+struct MlaSummary {
+  std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+};
+struct Architecture {
+  std::int64_t layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn_hidden = 0, vocab = 0;
+  std::int64_t max_positions = 0;
+  std::string mlp, activation, norm, positions;
+  bool tied_embeddings = false;
+  std::optional<MoeSummary> moe;               // MoE models only
+  std::optional<MlaSummary> mla;               // multi-head latent attention only
+};
+struct LayerParamCounts {
+  std::int64_t attention = 0, mlp = 0, routed_experts = 0, shared_experts = 0, router = 0, norms = 0, total = 0;
+};
+struct PerLayerParams {
+  std::optional<LayerParamCounts> dense, moe;
+};
+struct ParamSummary {
+  std::int64_t total = 0, active = 0, embedding = 0, lm_head = 0, final_norm = 0, layers_total = 0;
+  std::int64_t dense_layers = 0, moe_layers = 0;
+  PerLayerParams per_layer;
+};
+struct FlopsSummary {
+  std::int64_t seq_len = 0;
+  double per_token_forward = 0, per_token_training = 0, six_n = 0, attention_forward = 0;
+};
+struct ModelResult {
+  std::string name, model_type;
+  Architecture architecture;
+  ParamSummary params;
+  FlopsSummary flops;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan memory
+
+struct MemoryTerm {
+  std::string component, name;
+  std::int64_t bytes = 0;
+  std::string source;
+};
+struct MemoryPhases {
+  std::int64_t forward_end = 0, backward = 0, optimizer_step = 0;
+};
+// One pipeline stage, per GPU.
+struct StageReport {
+  std::int64_t weights = 0, master_weights = 0, gradients = 0, optimizer_states = 0;
+  Nullable<std::int64_t> activations, logits;  // null with a parameter count alone
+  std::int64_t comm_buffers = 0, runtime = 0, total = 0;
+  std::string peak_phase;
+  MemoryPhases phases;
+  std::int64_t stage = 0, layers = 0, in_flight_microbatches = 0;
+  std::optional<std::int64_t> offloaded_to_host, offloaded_to_nvme;   // with offload only
+  std::optional<std::vector<MemoryTerm>> terms;   // every contribution with its source
+};
+struct ByteTotal {
+  std::int64_t total = 0;
+};
+struct LayoutSummary {
+  std::int64_t gpus = 0, dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, zero = 0, microbatches = 0;
+};
+struct TrainingSummary {
+  std::string model, precision, optimizer;
+  std::int64_t seq_len = 0, micro_batch = 0;
+};
+struct SuggestionReport {
+  std::string change, description;
+  std::int64_t new_total = 0;
+  bool fits = false;
+  double extra_compute_fraction = 0, extra_comm_bytes_per_step = 0;
+  std::int64_t extra_gpus = 0;
+  std::string cost;
+};
+struct MemoryResult {
+  StageReport per_gpu;                         // the worst stage
+  ByteTotal host, nvme;                        // offloaded, per GPU
+  std::int64_t capacity = 0;
+  bool fits = false;
+  std::int64_t stage = 0;                      // which stage is the worst
+  bool activations_known = true;
+  ByteTotal params;
+  LayoutSummary layout;
+  TrainingSummary training;
+  std::optional<std::vector<StageReport>> stages;   // every stage (all_stages)
+  std::vector<SuggestionReport> suggestions;   // when it does not fit: single changes that help, cheapest first
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan estimate
+
+struct TimeReport {
+  double step_s = 0;
+  NamedSeconds breakdown;                      // the same terms in the same order for every estimate
+};
+struct ThroughputReport {
+  double tokens_per_s = 0, tokens_per_s_per_gpu = 0, model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
+  double mfu = 0, hfu = 0, peak_tflops_per_gpu = 0;
+  std::string flop_convention;
+};
+struct ClusterReport {
+  std::string origin, gpu;
+  std::int64_t nodes = 0, gpus_per_node = 0;
+  std::string order, perf_constants;
+  std::vector<std::string> comm_calibration;
+};
+struct EstimateResult {
+  TimeReport time;
+  ThroughputReport throughput;
+  MemoryResult memory;
+  ClusterReport cluster;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan plan
+
+struct PlanLayout {
+  std::int64_t gpus = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0, etp = 0, dp = 0, micro_batch = 0, microbatches = 0;
+  bool sequence_parallel = false, tp_overlap = false;
+  std::int64_t zero = 0;
+  std::string recompute;
+  std::int64_t recompute_layers = -1;
+  std::string offload, offload_target, pp_schedule;
+};
+// One ranked layout: its estimate as `gpuplan estimate --json` prints it, and the command that reproduces it.
+struct PlanReport {
+  TimeReport time;
+  ThroughputReport throughput;
+  MemoryResult memory;
+  PlanLayout layout;
+  std::int64_t usable_bytes = 0;
+  std::string command;
+  std::optional<double> cost_per_million_tokens;
+  std::optional<std::int64_t> lacks_bytes;     // near misses: how much more than usable it needs
+};
+struct SensitivityReport {
+  std::string change;
+  bool fits = false;
+  double step_s = 0, delta = 0;
+  std::string note;
+};
+struct PlanJob {
+  std::string model, cluster, objective;
+  std::int64_t gpus = 0, seq_len = 0, global_batch = 0, capacity_bytes = 0;
+};
+struct PlanResult {
+  PlanJob job;
+  std::vector<PlanReport> plans;               // best first
+  std::uint64_t space = 0, evaluated = 0, feasible = 0, pruned_by_memory = 0, pruned_by_time = 0;
+  double search_seconds = 0;
+  double memory_margin = 0;
+  std::vector<std::string> why_winner;
+  std::vector<SensitivityReport> sensitivity;
+  std::vector<PlanReport> near_misses;         // when nothing fits
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan comm
+
+struct CollectiveRow {
+  double size_bytes = 0, time_s = 0, algbw_GBps = 0, busbw_GBps = 0;
+  std::string algorithm, protocol, reason;
+};
+struct CommResult {
+  std::string collective;
+  std::int64_t ranks = 0, ranks_per_node = 0, nodes_spanned = 0, concurrent_groups_per_node = 0;
+  std::string fabric;
+  double busbw_factor = 0;
+  std::vector<CollectiveRow> results;          // one per size; JSON puts a single size's fields at the top level
+};
+
+struct FitStats {
+  std::int64_t rows = 0, files = 0;
+  double mean_rel_error = 0, max_rel_error = 0;
+};
+struct TierFitReport {
+  double bus_GBps = 0, latency_us = 0, step_latency_us = 0;
+  FitStats fit;
+  std::vector<std::string> sources;
+};
+struct CommCalibrationSection {
+  std::string comment;                         // JSON key "_comment"
+  std::optional<TierFitReport> intra, inter;
+  std::vector<std::string> sources;
+};
+// The file `--comm-calibration` reads.
+struct CalibrationDocument {
+  CommCalibrationSection comm;
+};
+struct CalibrationFileReport {
+  std::string file, collective;
+  std::int64_t ranks = 0, hosts = 0, rows = 0;
+  std::vector<std::string> warnings;
+};
+struct CalibrationComparison {
+  std::string file;
+  std::int64_t ranks = 0, rows = 0;
+  double model_mean_rel_error = 0, model_max_rel_error = 0, calibrated_mean_rel_error = 0,
+         calibrated_max_rel_error = 0;
+};
+struct CalibrateResult {
+  CalibrationDocument calibration;
+  std::vector<CalibrationFileReport> files;
+  std::optional<std::vector<CalibrationComparison>> comparison;   // when the fabric is known
+  std::optional<std::string> compared_on;      // the fabric of the comparison
+  std::optional<std::string> written;          // the file the host wrote
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan topo
+
+struct TopoGpuReport {
+  std::int64_t index = 0;
+  Nullable<std::string> name;
+  Nullable<std::int64_t> numa_node;
+  Nullable<std::string> cpu_affinity;
+  Nullable<std::int64_t> gpu_numa_id;
+  std::optional<std::string> pci_bus_id;
+  Nullable<std::string> nearest_nic;
+};
+struct TopoNicReport {
+  std::string label, name;
+  std::vector<std::string> gpu_codes;
+  std::vector<std::int64_t> nearest_gpus;
+};
+struct TopoResult {
+  std::string format;
+  std::vector<TopoGpuReport> gpus;
+  std::vector<TopoNicReport> nics;
+  std::vector<std::vector<std::string>> links;
+  std::vector<std::vector<double>> bandwidth_GBps;
+  std::vector<std::vector<std::int64_t>> nvlink_domains, all_to_all_groups;
+  std::int64_t max_tp_in_domain = 1;
+  Nullable<std::string> gpu, generation;
+  std::string generation_reason;
+  Nullable<double> nvlink_per_link_GBps;
+  Nullable<std::string> rates_source;
+  double fastest_gpu_GBps = 0, nic_GBps = 0;
+  std::string nic_GBps_reason;
+  std::int64_t compute_nics = 0;
+  std::vector<std::string> warnings, advice;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// gpuplan catalog
+
+struct ModelSummary {
+  std::string name, model_type;
+  std::int64_t layers = 0, hidden = 0, total_params = 0, active_params = 0;
+};
+struct CatalogResult {
+  std::optional<std::vector<GpuSpec>> gpus;
+  std::optional<std::vector<LinkSpec>> links;
+  std::optional<std::vector<SystemSpec>> systems;
+  std::optional<std::vector<ModelSummary>> models;
+  bool detail = false;                         // one entry asked for by name: JSON is that entry alone
+};
+
+}  // namespace gpuplan::api

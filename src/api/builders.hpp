@@ -1,0 +1,20 @@
+// The results built from the models' outputs (src/report), shared by the questions that report the same things:
+// memory appears in memory, estimate and every plan; time and throughput in estimate and every plan.
+#pragma once
+
+#include <vector>
+
+#include "gpuplan/api.hpp"
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/memory.hpp"
+
+namespace gpuplan::api::detail {
+
+MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& report, const std::vector<Suggestion>& fixes,
+                           bool all_stages);
+// estimate_memory with every term and, when it does not fit, the suggestions.
+MemoryResult memory_result(const MemoryInputs& in, bool all_stages);
+TimeReport time_report(const StepEstimate& estimate);
+ThroughputReport throughput_report(const StepEstimate& estimate);
+
+}  // namespace gpuplan::api::detail

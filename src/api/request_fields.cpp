@@ -1,0 +1,349 @@
+// Every option of every request: name, JSON path, help with unit and default, and the field it fills.
+#include "api/fields.hpp"
+
+namespace gpuplan::api::detail {
+
+namespace {
+
+constexpr std::string_view kModelGroup = "Model";
+constexpr std::string_view kOverrides = "Model overrides";
+constexpr std::string_view kTraining = "Training";
+constexpr std::string_view kLayout = "Layout";
+constexpr std::string_view kHardware = "Hardware and overheads";
+constexpr std::string_view kCluster = "Cluster";
+constexpr std::string_view kTiming = "Step time";
+constexpr std::string_view kOutput = "Output";
+constexpr std::string_view kCollective = "Collective";
+constexpr std::string_view kWhat = "What to list";
+
+void add_model(FieldList& f, ModelSource& model) {
+  f.add(&model, "model", "model",
+        "Model: catalog name (see 'gpuplan catalog models'), path to a Hugging Face config.json, or a folder "
+        "holding one",
+        kModelGroup, "NAME|PATH");
+}
+
+void add_overrides(FieldList& f, ModelOverrides& o) {
+  f.add(&o.layers, "layers", "model_overrides.layers", "Decoder layers (count; default: the model's)", kOverrides);
+  f.add(&o.hidden, "hidden", "model_overrides.hidden", "Hidden size (channels; default: the model's)", kOverrides);
+  f.add(&o.heads, "heads", "model_overrides.heads", "Attention (query) heads (count; default: the model's)",
+        kOverrides);
+  f.add(&o.kv_heads, "kv_heads", "model_overrides.kv_heads",
+        "Key/value heads, 1 = MQA (count; default: the model's, or --heads when the model is multi-head)", kOverrides);
+  f.add(&o.head_dim, "head_dim", "model_overrides.head_dim",
+        "Channels per head (default: the model's, or hidden / heads after --hidden or --heads)", kOverrides);
+  f.add(&o.ffn_hidden, "ffn_hidden", "model_overrides.ffn_hidden",
+        "FFN width of the dense layers (channels; default: the model's)", kOverrides);
+  f.add(&o.vocab, "vocab", "model_overrides.vocab", "Vocabulary size (tokens; default: the model's)", kOverrides);
+  f.add(&o.max_positions, "max_positions", "model_overrides.max_positions",
+        "Maximum positions, the rows of a learned position table (tokens; default: the model's)", kOverrides);
+  f.add(&o.mlp, "mlp", "model_overrides.mlp",
+        "MLP kind: gelu (plain up/down) or swiglu (gated) (default: the model's)", kOverrides, "gelu|swiglu");
+  f.add(&o.norm, "norm", "model_overrides.norm",
+        "Normalisation: layernorm (weight + bias) or rmsnorm (weight) (default: the model's)", kOverrides,
+        "layernorm|rmsnorm");
+  f.add(&o.tied_embeddings, "tied_embeddings", "model_overrides.tied_embeddings",
+        "Share the output layer with the token embedding (default: the model's)", kOverrides);
+  f.add_negated(&o.tied_embeddings, "untied_embeddings", "model_overrides.tied_embeddings",
+                "Separate output layer (default: the model's)", kOverrides);
+  f.add(&o.experts, "experts", "model_overrides.experts",
+        "Routed experts per MoE layer, 0 = dense (count; default: the model's)", kOverrides);
+  f.add(&o.top_k, "top_k", "model_overrides.top_k", "Routed experts each token uses (count; default: the model's)",
+        kOverrides);
+  f.add(&o.expert_ffn_hidden, "expert_ffn_hidden", "model_overrides.expert_ffn_hidden",
+        "FFN width of one routed expert (channels; default: the model's, or --ffn-hidden for a dense model)",
+        kOverrides);
+}
+
+// The training options of memory and estimate (plan takes the subset in add_plan_training).
+void add_training(FieldList& f, TrainingOptions& t) {
+  f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining);
+  f.add(&t.micro_batch, "micro_batch", "training.micro_batch",
+        "Micro-batch size (sequences per GPU per microbatch; default 1)", kTraining);
+  f.add(&t.global_batch, "global_batch", "training.global_batch",
+        "Global batch (sequences per step; default: micro-batch x dp, no gradient accumulation)", kTraining);
+  f.add(&t.precision, "precision", "training.precision",
+        "Training precision: fp32|fp16|bf16|fp8; fp16/bf16/fp8 mean mixed precision with fp32 master weights "
+        "(default bf16)",
+        kTraining, "NAME");
+  f.add(&t.optimizer, "optimizer", "training.optimizer",
+        "Optimizer: adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (default adam)", kTraining, "NAME");
+  f.add(&t.grad_dtype, "grad_dtype", "training.grad_dtype",
+        "Gradient accumulation dtype under mixed precision: fp32|bf16|fp16 (default fp32, as Megatron-LM's "
+        "main_grad)",
+        kTraining, "NAME");
+  f.add_negated(&t.master_weights, "no_master_weights", "training.master_weights",
+                "No fp32 master copy under mixed precision", kTraining);
+  f.add(&t.dropout, "dropout", "training.dropout", "Dropout probability (0 = none, as in most current LLMs)",
+        kTraining);
+  f.add(&t.fused_loss, "fused_loss", "training.fused_loss",
+        "Fused/chunked output layer + cross-entropy: logits are never materialized", kTraining);
+}
+
+void add_layout(FieldList& f, LayoutOptions& l) {
+  f.add(&l.gpus, "gpus", "layout.gpus", "GPUs in all (default: tp x pp x cp x dp)", kLayout);
+  f.add(&l.tp, "tp", "layout.tp", "Tensor-parallel degree (default 1)", kLayout);
+  f.add(&l.pp, "pp", "layout.pp", "Pipeline-parallel degree, stages (default 1)", kLayout);
+  f.add(&l.vpp, "vpp", "layout.vpp",
+        "Virtual pipeline stages (model chunks) per pipeline rank; >1 means interleaved (default 1)", kLayout);
+  f.add(&l.cp, "cp", "layout.cp", "Context-parallel degree, splits the sequence (default 1)", kLayout);
+  f.add(&l.ep, "ep", "layout.ep", "Expert-parallel degree, MoE (default 1)", kLayout);
+  f.add(&l.etp, "etp", "layout.etp", "Expert tensor-parallel degree (default: --tp, as Megatron-LM)", kLayout);
+  f.add(&l.dp, "dp", "layout.dp", "Data-parallel degree (default: gpus / (tp x pp x cp))", kLayout);
+  f.add(&l.sequence_parallel, "sequence_parallel", "layout.sequence_parallel", "Megatron sequence parallelism with TP",
+        kLayout);
+  f.add(&l.zero, "zero", "layout.zero",
+        "ZeRO stage 0-3 (1 = Megatron distributed optimizer, 3 = FSDP full shard; default 0)", kLayout);
+  f.add(&l.recompute, "recompute", "layout.recompute", "Activation recomputation: none|selective|full (default none)",
+        kLayout, "NAME");
+  f.add(&l.recompute_layers, "recompute_layers", "layout.recompute_layers",
+        "With --recompute full: layers per pipeline stage recomputed (default: all)", kLayout);
+  f.add(&l.offload, "offload", "layout.offload", "ZeRO offload of states: none|optimizer|optimizer+params (default none)",
+        kLayout, "NAME");
+  f.add(&l.offload_target, "offload_target", "layout.offload_target", "Where offloaded states go: cpu|nvme (default cpu)",
+        kLayout, "NAME");
+  f.add(&l.pp_schedule, "pp_schedule", "layout.pp_schedule", "Pipeline schedule: 1f1b|interleaved (default 1f1b)",
+        kLayout, "NAME");
+  f.add(&l.attention, "attention", "layout.attention",
+        "Attention kernel: eager|flash; flash keeps no s x s scores (default flash)", kLayout, "NAME");
+  f.add(&l.impl, "impl", "layout.impl",
+        "Whose saved tensors to count: megatron (Megatron-Core with Transformer Engine), torch-nn (PyTorch "
+        "nn.TransformerEncoderLayer), hf (Hugging Face transformers) (default megatron)",
+        kLayout, "NAME");
+  f.add(&l.first_stage_layers, "first_stage_layers", "layout.first_stage_layers",
+        "Uneven pipeline split: layers on the first stage", kLayout);
+  f.add(&l.last_stage_layers, "last_stage_layers", "layout.last_stage_layers",
+        "Uneven pipeline split: layers on the last stage", kLayout);
+}
+
+void add_gpu(FieldList& f, std::optional<std::string>& gpu, std::string_view help, std::string_view path) {
+  f.add(&gpu, "gpu", path, help, kHardware, "NAME");
+}
+
+void add_catalog(FieldList& f, std::vector<FileInput>& catalog, std::string_view path) {
+  f.add(&catalog, "catalog", path, "Hardware catalog JSON adding or overriding entries (repeatable)", kHardware,
+        "FILE");
+}
+
+void add_hardware(FieldList& f, HardwareOptions& h) {
+  add_gpu(f, h.gpu, "GPU catalog name for usable memory (default: h100-sxm-80gb; see 'gpuplan catalog gpus')",
+          "gpu");
+  f.add(&h.gpu_memory, "gpu_memory", "hardware.gpu_memory",
+        "Usable memory per GPU instead of --gpu, e.g. 80GiB or 80GB", kHardware, "SIZE");
+  add_catalog(f, h.catalog, "hardware.catalog");
+  f.add(&h.cuda_context, "cuda_context", "hardware.cuda_context",
+        "CUDA context per process (default from data/overheads.json: 1343MB)", kHardware, "SIZE");
+  f.add(&h.nccl_per_comm, "nccl_per_comm", "hardware.nccl_per_comm", "NCCL buffers per communicator (default: 500MB)",
+        kHardware, "SIZE");
+  f.add(&h.allocator_factor, "allocator_factor", "hardware.allocator_factor",
+        "Caching-allocator reserved/allocated factor (default: 1.064)", kHardware);
+  f.add_negated(&h.overheads, "no_overheads", "hardware.overheads",
+                "Pure tensor accounting: no context, NCCL or allocator reserve", kHardware);
+}
+
+void add_cluster(FieldList& f, ClusterOptions& c, std::string_view topology_help) {
+  f.add(&c.system, "system", "cluster.system", "System of each node (see 'gpuplan catalog systems'), e.g. dgx-h100",
+        kCluster, "NAME");
+  f.add(&c.nodes, "nodes", "cluster.nodes", "Nodes of that system (default: as many as the job needs)", kCluster);
+  f.add(&c.topology, "topology", "cluster.topology", topology_help, kCluster, "FILE");
+  f.add(&c.nic_GBps, "nic_GBps", "cluster.nic_GBps",
+        "With a topology output: scale-out bandwidth per GPU, GB/s per direction", kCluster);
+}
+
+constexpr std::string_view kClusterTopology =
+    "Cluster JSON file ({\"system\": ..., \"nodes\": ..., \"network\": ...}), or one node's 'nvidia-smi topo -m' / "
+    "'rocm-smi --showtopo' / 'amd-smi topology' output";
+
+void add_timing(FieldList& f, TimingOptions& t) {
+  f.add(&t.tp_overlap, "tp_overlap", "timing.tp_overlap", "Tensor-parallel communication overlapped with GEMMs",
+        kTiming);
+  f.add_negated(&t.dp_overlap, "no_dp_overlap", "timing.dp_overlap",
+                "Gradient reduction after the backward pass (no bucketed overlap)", kTiming);
+  f.add(&t.order, "order", "timing.order", "Rank placement, innermost first (default tp-cp-ep-dp-pp, Megatron-LM's)",
+        kTiming, "ORDER");
+  f.add(&t.perf, "perf", "timing.perf", "Compute-model constants overriding data/perf.json (repeatable)", kTiming,
+        "FILE");
+  f.add(&t.comm_calibration, "comm_calibration", "timing.comm_calibration",
+        "Collective latency/bandwidth fitted to nccl-tests logs ('gpuplan comm --calibrate ... --out FILE')", kTiming,
+        "FILE");
+}
+
+void add_plan_training(FieldList& f, TrainingOptions& t) {
+  f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining);
+  f.add(&t.global_batch, "global_batch", "training.global_batch", "Global batch in sequences (required; kept fixed)",
+        kTraining);
+  f.add(&t.precision, "precision", "training.precision", "Training precision: fp32|fp16|bf16|fp8 (default bf16)",
+        kTraining, "NAME");
+  f.add(&t.optimizer, "optimizer", "training.optimizer",
+        "Optimizer: adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (default adam)", kTraining, "NAME");
+  f.add(&t.fused_loss, "fused_loss", "training.fused_loss", "Fused output layer + cross-entropy (no logits kept)",
+        kTraining);
+}
+
+constexpr std::string_view kFilters = "Search space filters (comma-separated lists)";
+constexpr std::string_view kRanking = "Ranking and output";
+
+void add_search(FieldList& f, SearchOptions& s) {
+  f.add(&s.tp, "tp", "space.tp", "Tensor-parallel degrees to try", kFilters, "LIST");
+  f.add(&s.pp, "pp", "space.pp", "Pipeline-parallel degrees", kFilters, "LIST");
+  f.add(&s.vpp, "vpp", "space.vpp", "Virtual pipeline stages", kFilters, "LIST");
+  f.add(&s.cp, "cp", "space.cp", "Context-parallel degrees", kFilters, "LIST");
+  f.add(&s.ep, "ep", "space.ep", "Expert-parallel degrees", kFilters, "LIST");
+  f.add(&s.etp, "etp", "space.etp", "Expert tensor-parallel degrees", kFilters, "LIST");
+  f.add(&s.dp, "dp", "space.dp", "Data-parallel degrees", kFilters, "LIST");
+  f.add(&s.micro_batch, "micro_batch", "space.micro_batch", "Micro-batch sizes", kFilters, "LIST");
+  f.add(&s.max_tp, "max_tp", "space.max_tp", "Largest TP degree", kFilters);
+  f.add(&s.max_pp, "max_pp", "space.max_pp", "Largest PP degree", kFilters);
+  f.add(&s.max_cp, "max_cp", "space.max_cp", "Largest CP degree", kFilters);
+  f.add(&s.max_vpp, "max_vpp", "space.max_vpp", "Largest VPP degree", kFilters);
+  f.add(&s.zero, "zero", "space.zero", "ZeRO stages to try (0-3; 1 = distributed optimizer)", kFilters, "LIST");
+  f.add(&s.recompute, "recompute", "space.recompute", "Recompute modes to try: none,selective,full", kFilters, "LIST");
+  f.add_negated(&s.partial_recompute, "no_partial_recompute", "space.partial_recompute",
+                "Full recompute of all layers only", kFilters);
+  f.add_negated(&s.offload, "no_offload", "space.offload", "No optimizer or parameter offload", kFilters);
+  f.add_negated(&s.sequence_parallel, "no_sequence_parallel", "space.sequence_parallel", "No sequence parallelism",
+                kFilters);
+  f.add_negated(&s.tp_overlap, "no_tp_overlap", "space.tp_overlap", "No TP communication overlap", kFilters);
+}
+
+void add_ranking(FieldList& f, RankingOptions& r) {
+  f.add(&r.memory_margin, "memory_margin", "ranking.memory_margin",
+        "Fraction of GPU memory kept free (default 0.08; see docs/plan.md)", kRanking);
+  f.add(&r.objective, "objective", "ranking.objective", "step-time|tokens-per-s|cost (default step-time)", kRanking,
+        "NAME");
+  f.add(&r.price_per_gpu_hour, "price_per_gpu_hour", "ranking.price_per_gpu_hour",
+        "Dollars per GPU-hour (for --objective cost)", kRanking);
+  f.add(&r.top, "top", "ranking.top", "Plans to print (default 5)", kRanking);
+  f.add(&r.threads, "threads", "ranking.threads", "Worker threads (default 0: all cores)", kRanking);
+  f.add(&r.exhaustive, "exhaustive", "ranking.exhaustive",
+        "Evaluate every layout (no pruning; same answer, slower)", kRanking);
+}
+
+}  // namespace
+
+FieldList fields_of(ModelRequest& r) {
+  FieldList f;
+  add_model(f, r.model);
+  f.positional();
+  add_overrides(f, r.overrides);
+  f.add(&r.seq_len, "seq_len", "seq_len",
+        "Sequence length for FLOPs per token (tokens; default: the model's max positions, at most 2048)", kTraining);
+  return f;
+}
+
+FieldList fields_of(MemoryRequest& r) {
+  FieldList f;
+  add_model(f, r.model);
+  add_overrides(f, r.overrides);
+  f.add(&r.params, "params", "params",
+        "Parameter count instead of a model, e.g. 7e9 or 70B: model states only, activations unknown", kModelGroup,
+        "COUNT");
+  add_training(f, r.training);
+  add_layout(f, r.layout);
+  add_hardware(f, r.hardware);
+  f.add(&r.all_stages, "all_stages", "all_stages", "Report every pipeline stage, not only the worst", kOutput);
+  f.add(&r.explain, "explain", "explain", "List every term with its formula source", kOutput);
+  return f;
+}
+
+FieldList fields_of(EstimateRequest& r) {
+  FieldList f;
+  add_model(f, r.model);
+  add_overrides(f, r.overrides);
+  f.add(&r.params, "params", "params", "Parameter count instead of a model (the step time needs a model)",
+        kModelGroup, "COUNT");
+  add_training(f, r.training);
+  add_layout(f, r.layout);
+  add_hardware(f, r.hardware);
+  add_cluster(f, r.cluster, kClusterTopology);
+  add_timing(f, r.timing);
+  f.add(&r.all_stages, "all_stages", "all_stages", "Report the memory of every pipeline stage", kOutput);
+  return f;
+}
+
+FieldList fields_of(PlanRequest& r) {
+  FieldList f;
+  add_model(f, r.model);
+  add_overrides(f, r.overrides);
+  add_plan_training(f, r.training);
+  add_cluster(f, r.cluster, kClusterTopology);
+  add_catalog(f, r.hardware.catalog, "hardware.catalog");
+  f.add(&r.gpus, "gpus", "gpus",
+        "Use this many of the cluster's GPUs (default: all; with --system and no --nodes, the nodes they need)",
+        kHardware);
+  add_gpu(f, r.hardware.gpu, "GPU catalog name that computes (default: the system's)", "gpu");
+  f.add(&r.hardware.gpu_memory, "gpu_memory", "hardware.gpu_memory", "Usable memory per GPU instead of the catalog's",
+        kHardware, "SIZE");
+  add_search(f, r.space);
+  add_ranking(f, r.ranking);
+  return f;
+}
+
+FieldList fields_of(CommRequest& r) {
+  FieldList f;
+  f.add(&r.collective, "collective", "collective",
+        "allreduce, allgather, reducescatter, alltoall, broadcast, sendrecv", kCollective, "COLLECTIVE");
+  f.positional();
+  f.add(&r.size, "size", "size",
+        "Bytes as nccl-tests counts them (per-rank buffer for allreduce/broadcast/sendrecv, whole buffer for "
+        "allgather/reducescatter/alltoall): 1GiB, 256MB, 1e9; or a sweep MIN:MAX in powers of two",
+        kCollective, "BYTES");
+  f.add(&r.ranks, "ranks", "ranks", "Ranks in the collective", kCollective);
+  f.add(&r.ranks_per_node, "ranks_per_node", "ranks_per_node",
+        "Ranks of the group on each node (default: packed, min(ranks, GPUs per node)); fewer spreads the group "
+        "across nodes, as data-parallel groups are",
+        kCollective);
+  f.add(&r.concurrent_groups, "concurrent_groups", "concurrent_groups",
+        "Groups that run at once on each node and share its NICs (default 1)", kCollective);
+  add_cluster(f, r.cluster, "'nvidia-smi topo -m' (or rocm-smi/amd-smi) output of one node");
+  add_gpu(f, r.gpu, "GPU catalog name (overrides the system's, or names the topology's GPUs)", "gpu");
+  add_catalog(f, r.catalog, "catalog");
+  f.add(&r.comm_calibration, "comm_calibration", "comm_calibration",
+        "JSON with a \"comm\" section (written by --calibrate --out): calibrated tiers and constants", kTiming, "FILE");
+  return f;
+}
+
+FieldList fields_of(CalibrateRequest& r) {
+  FieldList f;
+  f.add(&r.logs, "calibrate", "logs",
+        "nccl-tests outputs to fit (all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf; vTrain "
+        "CSV tables)",
+        kCollective, "FILE...");
+  f.add(&r.collective, "collective", "collective", "The collective of logs that do not say", kCollective,
+        "COLLECTIVE");
+  f.positional();
+  f.add(&r.ranks, "ranks", "ranks", "Ranks of logs that do not say", kCollective);
+  add_cluster(f, r.cluster, "'nvidia-smi topo -m' (or rocm-smi/amd-smi) output of one node");
+  add_gpu(f, r.gpu, "GPU catalog name (overrides the system's, or names the topology's GPUs)", "gpu");
+  add_catalog(f, r.catalog, "catalog");
+  f.add(&r.out, "out", "out", "Write the calibration JSON here", kOutput, "FILE");
+  return f;
+}
+
+FieldList fields_of(TopoRequest& r) {
+  FieldList f;
+  f.add(&r.topology, "file", "topology", "Topology output to read; - for standard input (default: ask the driver)",
+        kCluster, "FILE");
+  f.positional();
+  add_gpu(f, r.gpu,
+          "GPU catalog name (h100-sxm-80gb, a100-sxm-80gb, v100-sxm-32gb, b200, mi300x, ...; see 'gpuplan catalog "
+          "gpus') or device name: fixes per-link rates",
+          "gpu");
+  f.add(&r.nvlink, "nvlink", "nvlink", "'nvidia-smi nvlink -s' output: link counts, rates, inactive links", kCluster,
+        "FILE");
+  f.add(&r.nic_GBps, "nic_GBps", "nic_GBps", "Bandwidth of one NIC, GB/s per direction (400 Gb/s = 50)", kCluster);
+  add_catalog(f, r.catalog, "catalog");
+  return f;
+}
+
+FieldList fields_of(CatalogRequest& r) {
+  FieldList f;
+  f.add(&r.kind, "kind", "kind", "gpus, links, systems or models (default: all)", kWhat, "KIND");
+  f.positional();
+  f.add(&r.name, "name", "name", "Show one entry with every field and its source", kWhat, "NAME");
+  f.positional();
+  add_catalog(f, r.catalog, "catalog");
+  return f;
+}
+
+}  // namespace gpuplan::api::detail

@@ -1,0 +1,52 @@
+// From a request as the user wrote it to the models' inputs: every value checked, every error naming its request
+// field. One rule for each kind of input, whichever question asks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuplan/api.hpp"
+#include "gpuplan/comm.hpp"
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/hardware.hpp"
+#include "gpuplan/memory.hpp"
+
+namespace gpuplan::api::detail {
+
+// The text of a file the host read into the request; an InputError naming `field` when it was not read.
+const std::string& file_text(const FileInput& file, std::string_view field);
+
+// The model with its overrides applied and validated.
+ModelConfig resolve_model(const ModelSource& source, const ModelOverrides& overrides);
+
+// The built-in hardware catalog with the request's catalog files merged in.
+HardwareCatalog resolve_catalog(const std::vector<FileInput>& files, std::string_view field);
+
+// The job of memory and estimate: model (or parameter count), training, layout, overheads, capacity. The layout
+// is checked (resolve_layout) before anything is estimated.
+MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverrides& overrides,
+                                   const std::optional<std::string>& params, const TrainingOptions& training,
+                                   const LayoutOptions& layout, const HardwareOptions& hardware,
+                                   const HardwareCatalog& catalog);
+TrainingConfig resolve_training(const TrainingOptions& training);
+
+// The machines of a job. `ranks` and `ranks_per_node` size the default node count (ranks_per_node 0: every GPU of
+// a node). `gpu` replaces the system's GPU.
+struct ResolvedCluster {
+  Fabric fabric;
+  GpuSpec gpu;                 // the GPU that computes: the system's, or the one asked for
+  bool gpu_known = true;       // false for a topology output without `gpu`: the links are known, the GPU is not
+  SystemSpec system;           // host memory and NVMe of one node (empty for a topology output)
+  std::string origin;          // "--system dgx-a100 --nodes 4", or the file
+  std::string name;            // "4x dgx-a100"
+};
+ResolvedCluster resolve_cluster(const ClusterOptions& cluster, const HardwareCatalog& catalog,
+                                const std::optional<std::string>& gpu, std::int64_t ranks, std::int64_t ranks_per_node = 0);
+
+// A positive whole number from a request field; the field named when it is not.
+std::int64_t positive(std::int64_t value, std::string_view field);
+
+}  // namespace gpuplan::api::detail

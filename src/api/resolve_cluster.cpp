@@ -1,0 +1,83 @@
+// The machines of a request, one rule for every question: a catalog system and a node count (enough nodes for the
+// job when not given), a cluster JSON file, or one node's topology output.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/resolve.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/topology.hpp"
+
+namespace gpuplan::api::detail {
+
+namespace {
+
+bool is_json_object(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && text[first] == '{';
+}
+
+ResolvedCluster from_cluster(const Cluster& c, const HardwareCatalog& catalog, std::string origin) {
+  ResolvedCluster out;
+  out.gpu = c.gpu;
+  out.system = c.system;
+  out.fabric = fabric_from_cluster(c, &catalog);
+  out.origin = std::move(origin);
+  out.name = c.name;
+  return out;
+}
+
+ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string& text, const HardwareCatalog& catalog,
+                                     const std::optional<std::string>& gpu) {
+  ResolvedCluster out;
+  const GpuSpec* spec = nullptr;
+  if (gpu) {
+    out.gpu = catalog.gpu(*gpu);
+    spec = &out.gpu;
+  }
+  const double nic = o.nic_GBps.value_or(0);
+  if (nic < 0) throw InputError("cluster.nic_GBps", fmt::format("{}", nic), "a bandwidth in GB/s >= 0");
+  out.fabric = fabric_from_topology(parse_topology(text), spec, nic);
+  out.fabric.nodes = static_cast<int>(o.nodes.value_or(1));
+  if (out.fabric.nodes > 1 && !(out.fabric.nic_per_gpu_GBps > 0))
+    throw InputError("cluster.nodes", std::to_string(out.fabric.nodes),
+                     "1, or give the NIC bandwidth per GPU with cluster.nic_GBps (the topology shows no NICs)");
+  out.origin = o.topology->path;
+  out.name = fmt::format("{}x {}", out.fabric.nodes, out.fabric.name);
+  return out;
+}
+
+}  // namespace
+
+ResolvedCluster resolve_cluster(const ClusterOptions& o, const HardwareCatalog& catalog,
+                                const std::optional<std::string>& gpu, std::int64_t ranks, std::int64_t ranks_per_node) {
+  if (o.system && o.topology)
+    throw InputError("cluster.topology", o.topology->path, "either cluster.system or cluster.topology");
+  if (o.nodes && (*o.nodes < 1 || *o.nodes > 1'000'000))
+    throw InputError("cluster.nodes", std::to_string(*o.nodes), "a whole number from 1 to 1000000");
+  if (o.topology) {
+    const std::string& text = file_text(*o.topology, "cluster.topology");
+    if (!is_json_object(text)) {
+      ResolvedCluster out = from_topology_output(o, text, catalog, gpu);
+      out.gpu_known = gpu.has_value();  // without one the links' generation is inferred, the compute is not
+      return out;
+    }
+    Cluster c = cluster_from_json(catalog, text, o.topology->path);
+    if (o.nodes) c.nodes = static_cast<int>(*o.nodes);
+    if (gpu) c.gpu = catalog.gpu(*gpu);
+    return from_cluster(c, catalog, o.topology->path);
+  }
+  if (!o.system)
+    throw InputError("cluster.system", "(none)",
+                     "a system name (see 'gpuplan catalog systems') or cluster.topology FILE");
+  const SystemSpec& system = catalog.system(*o.system);
+  const std::int64_t per_node = std::max(1, system.gpus_per_node);
+  const std::int64_t placed = ranks_per_node > 0 ? std::min(ranks_per_node, per_node) : per_node;
+  const std::int64_t nodes = o.nodes ? *o.nodes : std::max<std::int64_t>(1, (ranks + placed - 1) / placed);
+  if (nodes > 1'000'000) throw InputError("cluster.nodes", std::to_string(nodes), "at most 1000000 nodes");
+  Cluster c = make_cluster(catalog, *o.system, static_cast<int>(nodes));
+  if (gpu) c.gpu = catalog.gpu(*gpu);
+  return from_cluster(c, catalog, fmt::format("--system {} --nodes {}", *o.system, nodes));
+}
+
+}  // namespace gpuplan::api::detail

@@ -1,0 +1,122 @@
+// The job of a request: training setup, layout, overheads and the usable memory of a GPU.
+#include <fmt/format.h>
+
+#include "api/resolve.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/units.hpp"
+#include "util/choices.hpp"
+
+namespace gpuplan::api::detail {
+
+const std::string& file_text(const FileInput& file, std::string_view field) {
+  if (!file.text)
+    throw InputError(std::string(field), "'" + file.path + "' (not read)",
+                     "a file the front end reads, or its text in the request");
+  return *file.text;
+}
+
+std::int64_t positive(std::int64_t value, std::string_view field) {
+  if (value < 1) throw InputError(std::string(field), std::to_string(value), "a positive integer");
+  return value;
+}
+
+HardwareCatalog resolve_catalog(const std::vector<FileInput>& files, std::string_view field) {
+  HardwareCatalog catalog = HardwareCatalog::builtin();
+  for (const auto& f : files) catalog.merge_json(file_text(f, field), f.path.empty() ? field : f.path);
+  return catalog;
+}
+
+TrainingConfig resolve_training(const TrainingOptions& t) {
+  TrainingConfig c;
+  c.seq_len = t.seq_len;
+  c.micro_batch = t.micro_batch;
+  if (t.global_batch && *t.global_batch < 0)
+    throw InputError("training.global_batch", std::to_string(*t.global_batch), "a positive count");
+  c.global_batch = t.global_batch.value_or(0);
+  c.precision = choices::parse(choices::kPrecision, t.precision, "training.precision");
+  c.optimizer = choices::parse(choices::kOptimizer, t.optimizer, "training.optimizer");
+  c.grad_dtype = choices::parse(choices::kDType, t.grad_dtype, "training.grad_dtype");
+  c.master_weights = t.master_weights;
+  c.dropout = t.dropout;
+  c.fused_loss = t.fused_loss;
+  return c;
+}
+
+namespace {
+
+Layout resolve_layout_options(const LayoutOptions& o) {
+  Layout l;
+  // Given degrees must be positive; the model derives the ones left out.
+  for (const auto& [field, value] : {std::pair{"layout.gpus", o.gpus}, {"layout.dp", o.dp}, {"layout.etp", o.etp}})
+    if (value) positive(*value, field);
+  l.gpus = o.gpus.value_or(0);
+  l.tp = o.tp;
+  l.pp = o.pp;
+  l.vpp = o.vpp;
+  l.cp = o.cp;
+  l.ep = o.ep;
+  l.etp = o.etp.value_or(0);
+  l.dp = o.dp.value_or(0);
+  l.sequence_parallel = o.sequence_parallel;
+  if (o.zero < 0 || o.zero > 3) throw InputError("layout.zero", std::to_string(o.zero), "an integer from 0 to 3");
+  l.zero = static_cast<int>(o.zero);
+  l.recompute = choices::parse(choices::kRecompute, o.recompute, "layout.recompute");
+  l.recompute_layers = o.recompute_layers.value_or(-1);
+  l.offload = choices::parse(choices::kOffload, o.offload, "layout.offload");
+  l.offload_target = choices::parse(choices::kOffloadTarget, o.offload_target, "layout.offload_target");
+  l.schedule = choices::parse(choices::kPpSchedule, o.pp_schedule, "layout.pp_schedule");
+  l.attention = choices::parse(choices::kAttention, o.attention, "layout.attention");
+  l.impl = choices::parse(choices::kImpl, o.impl, "layout.impl");
+  l.first_stage_layers = o.first_stage_layers.value_or(-1);
+  l.last_stage_layers = o.last_stage_layers.value_or(-1);
+  return l;
+}
+
+Overheads resolve_overheads(const HardwareOptions& h) {
+  Overheads o = default_overheads();
+  if (h.cuda_context) o.cuda_context_bytes = parse_bytes(*h.cuda_context, "hardware.cuda_context");
+  if (h.nccl_per_comm) o.nccl_per_communicator_bytes = parse_bytes(*h.nccl_per_comm, "hardware.nccl_per_comm");
+  if (h.allocator_factor) {
+    if (!(*h.allocator_factor >= 1.0 && *h.allocator_factor <= 3.0))
+      throw InputError("hardware.allocator_factor", fmt::format("{}", *h.allocator_factor), "a factor from 1.0 to 3.0");
+    o.allocator_reserve_factor = *h.allocator_factor;
+  }
+  o.enabled = h.overheads;
+  return o;
+}
+
+bytes_t capacity_of(const HardwareOptions& h, const HardwareCatalog& catalog) {
+  if (h.gpu && h.gpu_memory) throw InputError("hardware.gpu_memory", *h.gpu_memory, "either gpu or hardware.gpu_memory");
+  if (h.gpu_memory) {
+    const bytes_t bytes = parse_bytes(*h.gpu_memory, "hardware.gpu_memory");
+    if (bytes <= 0) throw InputError("hardware.gpu_memory", *h.gpu_memory, "a positive size such as 80GiB");
+    return bytes;
+  }
+  return catalog.gpu(h.gpu.value_or("h100-sxm-80gb")).usable_memory_bytes;
+}
+
+}  // namespace
+
+MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverrides& overrides,
+                                   const std::optional<std::string>& params, const TrainingOptions& training,
+                                   const LayoutOptions& layout, const HardwareOptions& hardware,
+                                   const HardwareCatalog& catalog) {
+  MemoryInputs in;
+  if (model.given() && params) throw InputError("params", *params, "either model or params, not both");
+  if (model.given()) {
+    in.model = resolve_model(model, overrides);
+  } else if (params) {
+    in.params = parse_count(*params, "params");
+    if (!(in.params >= 1) || in.params > 1e16) throw InputError("params", *params, "a parameter count from 1 to 1e16");
+  } else {
+    throw InputError("model", "(none)", "a catalog name, a config.json path, or params N");
+  }
+  in.training = resolve_training(training);
+  in.layout = resolve_layout_options(layout);
+  in.overheads = resolve_overheads(hardware);
+  in.capacity_bytes = capacity_of(hardware, catalog);
+  resolve_layout(in);  // reports layout errors before any estimate
+  return in;
+}
+
+}  // namespace gpuplan::api::detail

@@ -1,0 +1,199 @@
+// gpuplan plan: the inputs of the layout search from a request, and its plans as results with the command that
+// reproduces each.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/builders.hpp"
+#include "api/resolve.hpp"
+#include "gpuplan/error.hpp"
+#include "util/choices.hpp"
+#include "util/shell.hpp"
+
+namespace gpuplan::api {
+
+namespace {
+
+struct Job {
+  PlanInputs inputs;
+  detail::ResolvedCluster cluster;
+};
+
+SearchSpace search_space(const SearchOptions& o) {
+  SearchSpace s;
+  auto positive = [](const char* field, const std::vector<std::int64_t>& values) {
+    for (auto v : values) detail::positive(v, field);
+    return values;
+  };
+  s.tp = positive("space.tp", o.tp);
+  s.pp = positive("space.pp", o.pp);
+  s.vpp = positive("space.vpp", o.vpp);
+  s.cp = positive("space.cp", o.cp);
+  s.ep = positive("space.ep", o.ep);
+  s.etp = positive("space.etp", o.etp);
+  s.dp = positive("space.dp", o.dp);
+  s.micro_batch = positive("space.micro_batch", o.micro_batch);
+  s.max_tp = o.max_tp.value_or(0);
+  s.max_pp = o.max_pp.value_or(0);
+  s.max_cp = o.max_cp.value_or(0);
+  s.max_vpp = o.max_vpp.value_or(0);
+  for (std::int64_t z : o.zero) {
+    if (z < 0 || z > 3) throw InputError("space.zero", std::to_string(z), "stages 0, 1, 2, 3 (comma-separated)");
+    s.zero.push_back(static_cast<int>(z));
+  }
+  for (const auto& rc : o.recompute) s.recompute.push_back(choices::parse(choices::kRecompute, rc, "space.recompute"));
+  s.partial_recompute = o.partial_recompute;
+  s.offload = o.offload;
+  if (!o.sequence_parallel) s.sequence_parallel = {false};
+  if (!o.tp_overlap) s.tp_overlap = {false};
+  return s;
+}
+
+void apply_ranking(const RankingOptions& o, PlanInputs& in) {
+  in.memory_margin = o.memory_margin;
+  in.objective = choices::parse(choices::kObjective, o.objective, "ranking.objective");
+  in.price_per_gpu_hour = o.price_per_gpu_hour.value_or(0);
+  if (in.price_per_gpu_hour < 0)
+    throw InputError("ranking.price_per_gpu_hour", fmt::format("{}", in.price_per_gpu_hour), "a non-negative price");
+  if (o.top < 1 || o.top > 1000) throw InputError("ranking.top", std::to_string(o.top), "1 to 1000");
+  in.top_k = static_cast<int>(o.top);
+  if (o.threads < 0 || o.threads > 1024)
+    throw InputError("ranking.threads", std::to_string(o.threads), "0 (all cores) to 1024");
+  in.threads = static_cast<int>(o.threads);
+  in.prune = !o.exhaustive;
+}
+
+Job plan_job(const PlanRequest& r) {
+  Job job;
+  PlanInputs& in = job.inputs;
+  if (!r.model.given()) throw InputError("model", "(none)", "a catalog name or a config.json path");
+  in.base.model = detail::resolve_model(r.model, r.overrides);
+  if (r.training.seq_len < 1) throw InputError("training.seq_len", std::to_string(r.training.seq_len), "a positive length");
+  if (!r.training.global_batch || *r.training.global_batch < 1)
+    throw InputError("training.global_batch", r.training.global_batch ? std::to_string(*r.training.global_batch) : "(none)",
+                     "a global batch in sequences (required)");
+  in.base.training = detail::resolve_training(r.training);
+  in.base.overheads = default_overheads();
+  const HardwareCatalog catalog = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  if (r.gpus && *r.gpus < 0) throw InputError("gpus", std::to_string(*r.gpus), "a positive GPU count");
+  if (r.hardware.gpu && r.hardware.gpu_memory)
+    throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "either gpu or hardware.gpu_memory");
+  // The cluster exactly as `gpuplan estimate` resolves it from the same options.
+  job.cluster = detail::resolve_cluster(r.cluster, catalog, r.hardware.gpu, r.gpus.value_or(0) > 0 ? *r.gpus : 1);
+  if (!job.cluster.gpu_known) throw InputError("gpu", "(none)", "a GPU catalog name with a topology output");
+  in.gpu = job.cluster.gpu;
+  in.fabric = job.cluster.fabric;
+  in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
+  in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
+  if (r.hardware.gpu_memory) {
+    in.base.capacity_bytes = parse_bytes(*r.hardware.gpu_memory, "hardware.gpu_memory");
+    if (in.base.capacity_bytes <= 0) throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "a positive size");
+  }
+  const std::int64_t cluster_gpus = static_cast<std::int64_t>(in.fabric.nodes) * std::max(1, in.fabric.gpus_per_node);
+  if (r.gpus && *r.gpus != 0) {
+    if (*r.gpus > cluster_gpus)
+      throw InputError("gpus", std::to_string(*r.gpus), fmt::format("1 to the cluster's {} GPUs", cluster_gpus));
+    in.gpus = *r.gpus;
+  }
+  in.space = search_space(r.space);
+  apply_ranking(r.ranking, in);
+  return job;
+}
+
+// The model, as options of `gpuplan estimate`.
+std::string model_flags(const PlanRequest& r) {
+  const ModelOverrides& o = r.overrides;
+  std::string s = "--model " + gpuplan::detail::shell_quote(r.model.name_or_path);
+  for (const auto& [flag, v] : {std::pair{"--layers", o.layers}, {"--hidden", o.hidden}, {"--heads", o.heads},
+                                {"--kv-heads", o.kv_heads}, {"--head-dim", o.head_dim}, {"--ffn-hidden", o.ffn_hidden},
+                                {"--vocab", o.vocab}, {"--max-positions", o.max_positions}, {"--experts", o.experts},
+                                {"--top-k", o.top_k}, {"--expert-ffn-hidden", o.expert_ffn_hidden}})
+    if (v) s += fmt::format(" {} {}", flag, *v);
+  if (o.mlp) s += " --mlp " + *o.mlp;
+  if (o.norm) s += " --norm " + *o.norm;
+  if (o.tied_embeddings) s += *o.tied_embeddings ? " --tied-embeddings" : " --untied-embeddings";
+  return s;
+}
+
+// The machines, as options of `gpuplan estimate`: the node count the search used.
+std::string hardware_flags(const PlanRequest& r, const Job& job) {
+  std::string s;
+  if (r.cluster.topology) {
+    s = "--topology " + gpuplan::detail::shell_quote(r.cluster.topology->path);
+    if (r.cluster.nodes) s += fmt::format(" --nodes {}", *r.cluster.nodes);
+    if (r.cluster.nic_GBps && *r.cluster.nic_GBps != 0) s += fmt::format(" --nic-GBps {}", *r.cluster.nic_GBps);
+  } else {
+    s = fmt::format("--system {} --nodes {}", r.cluster.system.value_or(""), job.inputs.fabric.nodes);
+  }
+  if (r.hardware.gpu) s += " --gpu " + *r.hardware.gpu;
+  for (const auto& f : r.hardware.catalog) s += " --catalog " + gpuplan::detail::shell_quote(f.path);
+  if (r.hardware.gpu_memory) s += " --gpu-memory " + *r.hardware.gpu_memory;
+  return s;
+}
+
+std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p) {
+  std::string cmd = fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}", model_flags(r),
+                                hardware_flags(r, job), r.training.seq_len, r.training.global_batch.value_or(0));
+  if (r.training.precision != "bf16") cmd += " --precision " + r.training.precision;
+  if (r.training.optimizer != "adam") cmd += " --optimizer " + r.training.optimizer;
+  if (r.training.fused_loss) cmd += " --fused-loss";
+  return cmd + " " + layout_flags(p);
+}
+
+PlanLayout plan_layout(const Plan& p) {
+  const Layout& l = p.layout;
+  return PlanLayout{l.gpus,  l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, p.micro_batch, p.microbatches,
+                    l.sequence_parallel, p.tp_overlap, l.zero, to_string(l.recompute), l.recompute_layers,
+                    to_string(l.offload), to_string(l.offload_target), to_string(l.schedule)};
+}
+
+// A plan as `gpuplan estimate --json` prints it, with its layout, the usable memory under the margin and the
+// command that reproduces it.
+PlanReport plan_report(const PlanRequest& r, const Job& job, const Plan& p) {
+  PlanReport out;
+  const EstimateInputs est = plan_estimate_inputs(job.inputs, p);
+  out.time = detail::time_report(p.time);
+  out.throughput = detail::throughput_report(p.time);
+  out.memory = detail::memory_result(est.memory, false);
+  out.layout = plan_layout(p);
+  out.usable_bytes = p.usable_bytes;
+  out.command = estimate_command(r, job, p);
+  if (p.cost_per_mtokens > 0) out.cost_per_million_tokens = p.cost_per_mtokens;
+  return out;
+}
+
+PlanJob job_summary(const PlanRequest& r, const Job& job) {
+  const PlanInputs& in = job.inputs;
+  const std::int64_t gpus =
+      in.gpus > 0 ? in.gpus : static_cast<std::int64_t>(in.fabric.nodes) * in.fabric.gpus_per_node;
+  return PlanJob{in.base.model->name, in.fabric.name, to_string(in.objective), gpus, r.training.seq_len,
+                 r.training.global_batch.value_or(0), in.base.capacity_bytes};
+}
+
+}  // namespace
+
+PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
+  const Job job = plan_job(r);
+  const gpuplan::PlanResult found = search_plans(job.inputs, std::move(progress), runner);
+  PlanResult out;
+  out.job = job_summary(r, job);
+  for (const Plan& p : found.plans) out.plans.push_back(plan_report(r, job, p));
+  out.space = found.space;
+  out.evaluated = found.evaluated;
+  out.feasible = found.feasible;
+  out.pruned_by_memory = found.pruned_states;
+  out.pruned_by_time = found.pruned_time;
+  out.search_seconds = found.search_seconds;
+  out.memory_margin = job.inputs.memory_margin;
+  out.why_winner = found.why_winner;
+  for (const Sensitivity& s : found.sensitivity)
+    out.sensitivity.push_back(SensitivityReport{s.change, s.fits, s.step_s, s.delta, s.note});
+  for (const Plan& p : found.near_misses) {
+    PlanReport miss = plan_report(r, job, p);
+    miss.lacks_bytes = p.memory_bytes - p.usable_bytes;
+    out.near_misses.push_back(std::move(miss));
+  }
+  return out;
+}
+
+}  // namespace gpuplan::api

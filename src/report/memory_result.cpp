@@ -1,0 +1,92 @@
+// The memory result: the worst stage (or every stage) by component, with each term and its source, and the
+// suggestions when it does not fit.
+#include "api/builders.hpp"
+
+namespace gpuplan::api::detail {
+
+namespace {
+
+StageReport stage_report(const StageMemory& st, bool activations_known) {
+  StageReport s;
+  s.weights = st.weights;
+  s.master_weights = st.master_weights;
+  s.gradients = st.gradients;
+  s.optimizer_states = st.optimizer_states;
+  if (activations_known) {
+    s.activations = st.activations;
+    s.logits = st.logits;
+  }
+  s.comm_buffers = st.comm_buffers;
+  s.runtime = st.runtime;
+  s.total = st.total;
+  s.peak_phase = st.peak_phase;
+  s.phases = MemoryPhases{st.forward_peak, st.backward_peak, st.optimizer_peak};
+  s.stage = st.stage;
+  s.layers = st.layers;
+  s.in_flight_microbatches = st.in_flight;
+  if (st.host > 0) s.offloaded_to_host = st.host;
+  if (st.nvme > 0) s.offloaded_to_nvme = st.nvme;
+  if (!st.terms.empty()) {
+    s.terms.emplace();
+    for (const auto& t : st.terms)
+      s.terms->push_back(MemoryTerm{t.component, t.name, static_cast<std::int64_t>(t.bytes + 0.5), t.source});
+  }
+  return s;
+}
+
+SuggestionReport suggestion_report(const Suggestion& f) {
+  return SuggestionReport{f.change,          f.description, f.new_total, f.fits, f.extra_compute_fraction,
+                          f.extra_comm_bytes_per_step, f.extra_gpus, f.cost};
+}
+
+}  // namespace
+
+MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const std::vector<Suggestion>& fixes,
+                           bool all_stages) {
+  MemoryResult m;
+  const StageMemory& w = r.worst();
+  m.per_gpu = stage_report(w, r.activations_known);
+  m.host.total = w.host;
+  m.nvme.total = w.nvme;
+  m.capacity = r.capacity_bytes;
+  m.fits = r.fits;
+  m.stage = r.worst_stage;
+  m.activations_known = r.activations_known;
+  m.params.total = static_cast<std::int64_t>(r.params_total + 0.5);
+  m.layout = LayoutSummary{r.gpus,         r.dp,           in.layout.tp, in.layout.pp, in.layout.cp,
+                           in.layout.ep, in.layout.zero, r.microbatches};
+  m.training = TrainingSummary{in.model ? in.model->name : std::string(), to_string(in.training.precision),
+                               to_string(in.training.optimizer), in.training.seq_len, in.training.micro_batch};
+  if (all_stages) {
+    m.stages.emplace();
+    for (const auto& st : r.stages) m.stages->push_back(stage_report(st, r.activations_known));
+  }
+  for (const auto& f : fixes) m.suggestions.push_back(suggestion_report(f));
+  return m;
+}
+
+MemoryResult memory_result(const MemoryInputs& in, bool all_stages) {
+  const MemoryReport report = estimate_memory(in, true);
+  const std::vector<Suggestion> fixes = report.fits ? std::vector<Suggestion>{} : suggest_fixes(in);
+  return memory_result(in, report, fixes, all_stages);
+}
+
+TimeReport time_report(const StepEstimate& e) {
+  TimeReport t;
+  t.step_s = e.step_s;
+  for (const auto& [name, seconds] : e.breakdown) t.breakdown.emplace_back(std::string(name), seconds);
+  return t;
+}
+
+namespace {
+constexpr const char* kFlopConvention =
+    "model FLOPs = flops_per_token(model, seq_len).training x tokens (Megatron-LM / Narayanan et al. convention: "
+    "matmuls only, backward = 2 x forward, causal attention not halved); HFU adds the recomputed forward";
+}  // namespace
+
+ThroughputReport throughput_report(const StepEstimate& e) {
+  return ThroughputReport{e.tokens_per_s, e.tokens_per_s_per_gpu, e.model_tflops_per_gpu, e.hardware_tflops_per_gpu,
+                          e.mfu,          e.hfu,                  e.peak_tflops,          kFlopConvention};
+}
+
+}  // namespace gpuplan::api::detail

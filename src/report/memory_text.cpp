@@ -1,0 +1,92 @@
+// What `gpuplan memory` prints: each component of the worst (or every) stage, the phases, the terms with their
+// sources when explaining, and the cheapest changes when the job does not fit.
+#include <fmt/format.h>
+
+#include "gpuplan/api.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan::api {
+
+namespace {
+
+struct Component {
+  const char* label;
+  std::int64_t StageReport::*field;
+  Nullable<std::int64_t> StageReport::*unknown_when_null;
+};
+constexpr Component kComponents[] = {
+    {"weights", &StageReport::weights, nullptr},
+    {"fp32 master weights", &StageReport::master_weights, nullptr},
+    {"gradients", &StageReport::gradients, nullptr},
+    {"optimizer states", &StageReport::optimizer_states, nullptr},
+    {"activations", nullptr, &StageReport::activations},
+    {"logits and loss", nullptr, &StageReport::logits},
+    {"communication buffers", &StageReport::comm_buffers, nullptr},
+    {"runtime (context, NCCL, allocator)", &StageReport::runtime, nullptr},
+};
+
+std::string gb(std::int64_t b) { return format_bytes(static_cast<double>(b)); }
+
+std::string stage_table(const StageReport& st, bool explain) {
+  std::string out = fmt::format("Pipeline stage {} ({} layers, {} microbatches in flight), per GPU:\n", st.stage,
+                                st.layers, st.in_flight_microbatches);
+  for (const auto& c : kComponents) {
+    std::string value;
+    if (c.field != nullptr) value = gb(st.*c.field);
+    else value = (st.*c.unknown_when_null) ? gb(*(st.*c.unknown_when_null)) : "unknown (no architecture)";
+    out += fmt::format("  {:<36} {:>24}\n", c.label, value);
+    if (c.field == &StageReport::optimizer_states)
+      out += fmt::format("  {:<36} {:>24}\n", "= model states",
+                         gb(st.weights + st.master_weights + st.gradients + st.optimizer_states));
+  }
+  out += fmt::format("  {:<36} {:>24}   peak at {}\n", "total (peak over the step)", gb(st.total), st.peak_phase);
+  out += fmt::format("  {:<36} forward end {}, backward {}, optimizer step {}\n", "phases", gb(st.phases.forward_end),
+                     gb(st.phases.backward), gb(st.phases.optimizer_step));
+  if (st.offloaded_to_host) out += fmt::format("  {:<36} {:>24}\n", "offloaded to host memory", gb(*st.offloaded_to_host));
+  if (st.offloaded_to_nvme) out += fmt::format("  {:<36} {:>24}\n", "offloaded to NVMe", gb(*st.offloaded_to_nvme));
+  if (explain && st.terms) {
+    out += "  Terms:\n";
+    for (const auto& t : *st.terms)
+      out += fmt::format("    {:<17} {:<62} {:>22}  [{}]\n", t.component, t.name,
+                         format_bytes(static_cast<double>(t.bytes)), t.source);
+  }
+  return out + "\n";
+}
+
+std::string suggestions_text(const MemoryResult& r) {
+  bool any = false;
+  for (const auto& f : r.suggestions) any = any || f.fits;
+  std::string out = any ? "Cheapest single changes that make it fit:\n" : "No single change makes it fit; the closest:\n";
+  int shown = 0;
+  for (const auto& f : r.suggestions) {
+    if (any && !f.fits) continue;
+    if (++shown > 8) break;
+    out += fmt::format("  {:<24} -> {} per GPU. Cost: {}. ({})\n", f.change, gb(f.new_total), f.cost, f.description);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_text(const MemoryResult& r, bool explain) {
+  const LayoutSummary& l = r.layout;
+  const std::string name = r.activations_known ? r.training.model
+                                               : fmt::format("{:.4g} parameters", static_cast<double>(r.params.total));
+  std::string out = fmt::format("Model {} ({:.4g} B parameters) on {} GPUs: tp {} x pp {} x cp {} x dp {}{}, ZeRO {}\n",
+                                name, static_cast<double>(r.params.total) / 1e9, l.gpus, l.tp, l.pp, l.cp, l.dp,
+                                l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.zero);
+  out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} microbatches per step\n\n",
+                     r.training.precision, r.training.optimizer, r.training.seq_len, r.training.micro_batch,
+                     l.microbatches);
+  if (r.stages) {
+    for (const auto& st : *r.stages) out += stage_table(st, explain);
+  } else {
+    out += stage_table(r.per_gpu, explain);
+  }
+  out += fmt::format("Worst stage: {}. Needs {} of {} per GPU: {}.\n", r.stage, gb(r.per_gpu.total), gb(r.capacity),
+                     r.fits ? "fits" : "does NOT fit");
+  if (!r.fits) out += suggestions_text(r);
+  return out;
+}
+
+}  // namespace gpuplan::api

@@ -1,0 +1,95 @@
+// What `gpuplan plan` prints: the search, the ranked plans with their memory and time, why #1 wins, and how its
+// step time changes with each choice.
+#include <fmt/format.h>
+
+#include "gpuplan/api.hpp"
+#include "gpuplan/units.hpp"
+
+namespace gpuplan::api {
+
+namespace {
+
+std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / kGB); }
+std::string gb(std::int64_t bytes) { return gb(static_cast<double>(bytes)); }
+
+std::string layout_line(const PlanLayout& l) {
+  std::string s = fmt::format("TP={} PP={}", l.tp, l.pp);
+  if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
+  if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
+  if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);
+  s += fmt::format(" DP={} micro-batch={} ({} microbatches) ZeRO-{}", l.dp, l.micro_batch, l.microbatches, l.zero);
+  if (l.sequence_parallel) s += " SP";
+  if (l.tp_overlap) s += " TP-overlap";
+  if (l.recompute != "none")
+    s += fmt::format(" recompute={}{}", l.recompute,
+                     l.recompute_layers >= 0 ? fmt::format("({} layers/stage)", l.recompute_layers) : "");
+  if (l.offload != "none") s += fmt::format(" offload={} to {}", l.offload, l.offload_target);
+  if (l.gpus != 0) s += fmt::format(" on {} GPUs", l.gpus);
+  return s;
+}
+
+std::string plan_text(const PlanReport& p, int rank) {
+  std::string out = fmt::format("#{} {}\n", rank, layout_line(p.layout));
+  out += fmt::format("   step {:.3f} s, {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%", p.time.step_s,
+                     p.throughput.tokens_per_s, p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu);
+  if (p.cost_per_million_tokens) out += fmt::format(", ${:.3f} per million tokens", *p.cost_per_million_tokens);
+  const StageReport& w = p.memory.per_gpu;
+  out += fmt::format("\n   memory {} of {} usable (worst stage {}, peak in {})\n", gb(w.total), gb(p.usable_bytes),
+                     p.memory.stage, w.peak_phase);
+  out += fmt::format("     weights {}  master {}  grads {}  optimizer {}  activations {}  logits {}  buffers {}  "
+                     "runtime {}\n",
+                     gb(w.weights), gb(w.master_weights), gb(w.gradients), gb(w.optimizer_states),
+                     gb(w.activations.value_or(0)), gb(w.logits.value_or(0)), gb(w.comm_buffers), gb(w.runtime));
+  std::string terms;
+  for (const auto& [name, t] : p.time.breakdown)
+    if (t > 0) terms += fmt::format("  {} {:.3f}", name, t);
+  out += fmt::format("   time (s):{}\n", terms);
+  out += fmt::format("   reproduce: {}\n\n", p.command);
+  return out;
+}
+
+std::string nothing_fits(const PlanResult& r) {
+  std::string out = "Nothing fits. The layouts closest to fitting:\n";
+  for (const PlanReport& p : r.near_misses) {
+    out += fmt::format("  {}\n    needs {} per GPU, {} usable: lacks {}\n", layout_line(p.layout),
+                       gb(p.memory.per_gpu.total), gb(p.usable_bytes), gb(p.lacks_bytes.value_or(0)));
+    out += fmt::format("    {}\n", p.command);
+  }
+  return out + "Options: more GPUs (--nodes), --fused-loss, an 8-bit optimizer, or allow offload (drop --no-offload).\n";
+}
+
+std::string explanation(const PlanResult& r) {
+  std::string out;
+  if (!r.why_winner.empty()) {
+    out += "Why #1 wins:\n";
+    for (const auto& line : r.why_winner) out += fmt::format("  - {}\n", line);
+  }
+  if (!r.sensitivity.empty()) {
+    out += "Sensitivity of #1 (best layout with one choice changed):\n";
+    for (const SensitivityReport& s : r.sensitivity) {
+      if (s.fits) out += fmt::format("  {:<32} {:+.1f}% step time   {}\n", s.change, 100 * s.delta, s.note);
+      else out += fmt::format("  {:<32} {}\n", s.change, s.note);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_text(const PlanResult& r) {
+  const PlanJob& job = r.job;
+  std::string out = fmt::format("Plan for {} on {} ({} GPUs), seq {} x global batch {}, objective {}\n", job.model,
+                                job.cluster, job.gpus, job.seq_len, job.global_batch, job.objective);
+  out += fmt::format("Searched {} layouts: {} evaluated, {} fit, {} pruned by memory bounds, {} by the time bound, in "
+                     "{:.3f} s\n",
+                     r.space, r.evaluated, r.feasible, r.pruned_by_memory, r.pruned_by_time, r.search_seconds);
+  out += fmt::format("Usable memory per GPU: {} ({} minus the {:.0f}% margin)\n\n",
+                     gb(static_cast<double>(job.capacity_bytes) * (1 - r.memory_margin)), gb(job.capacity_bytes),
+                     100 * r.memory_margin);
+  if (r.plans.empty()) return out + nothing_fits(r);
+  int rank = 0;
+  for (const PlanReport& p : r.plans) out += plan_text(p, ++rank);
+  return out + explanation(r);
+}
+
+}  // namespace gpuplan::api
