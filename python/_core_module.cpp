@@ -1,0 +1,161 @@
+// gpuplan._core: the library's questions for Python, as dicts in and dicts out. The functions with keyword
+// arguments, the typed results and the documentation live in python/gpuplan/__init__.py.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "gpuplan/api.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/host.hpp"
+
+namespace py = pybind11;
+using gpuplan::InputError;
+namespace api = gpuplan::api;
+
+namespace {
+
+// A Python value as JSON: None, bool, int, float, str, os.PathLike, dict, list and tuple; objects with to_dict()
+// (a transformers PretrainedConfig) as that dict. Anything else is an InputError naming `where`.
+nlohmann::json to_json(py::handle value, const std::string& where) {
+  if (value.is_none()) return nullptr;
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) {
+    try {
+      return value.cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      throw InputError(where, py::repr(value).cast<std::string>(), "an integer that fits 64 bits");
+    }
+  }
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::hasattr(value, "__fspath__")) return value.attr("__fspath__")().cast<std::string>();
+  if (py::isinstance<py::dict>(value)) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [key, item] : value.cast<py::dict>()) {
+      const std::string name = py::str(key).cast<std::string>();
+      object[name] = to_json(item, where + "." + name);
+    }
+    return object;
+  }
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const auto& item : value) array.push_back(to_json(item, where));
+    return array;
+  }
+  if (py::hasattr(value, "to_dict")) return to_json(value.attr("to_dict")(), where);
+  throw InputError(where, py::repr(value).cast<std::string>(), "a number, text, a list or a dict");
+}
+
+py::object to_python(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return py::none();
+    case nlohmann::json::value_t::boolean: return py::bool_(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return py::int_(j.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return py::int_(j.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float: return py::float_(j.get<double>());
+    case nlohmann::json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case nlohmann::json::value_t::array: {
+      py::list list(j.size());
+      std::size_t i = 0;
+      for (const auto& item : j) list[i++] = to_python(item);
+      return list;
+    }
+    case nlohmann::json::value_t::object: {
+      py::dict dict;
+      for (const auto& [key, item] : j.items()) dict[py::str(key)] = to_python(item);
+      return dict;
+    }
+    default: return py::none();
+  }
+}
+
+api::Question question_of(const std::string& name) {
+  if (const auto q = api::question_from_string(name)) return *q;
+  throw py::value_error("unknown question: " + name);
+}
+
+// The error with request fields named as the keyword arguments that set them ("layout.tp" -> "tp"), raised as
+// gpuplan.InputError(field, value, accepted).
+[[noreturn]] void raise_input_error(const InputError& e, api::Question question) {
+  const auto keyword = [](const api::OptionInfo& o) { return std::string(o.name); };
+  const std::string field = e.field().empty() ? "" : api::rename_fields(question, e.field(), keyword);
+  const py::object cls = py::module_::import("gpuplan._errors").attr("InputError");
+  if (e.field().empty()) {
+    PyErr_SetObject(cls.ptr(), cls(py::str(e.what()), py::none(), py::none(), py::none()).ptr());
+  } else {
+    const py::object error = cls(py::str(field + ": " + api::rename_fields(question, e.given(), keyword, true) +
+                                         "; accepted: " + api::rename_fields(question, e.accepted(), keyword, true)),
+                                 field, api::rename_fields(question, e.given(), keyword, true),
+                                 api::rename_fields(question, e.accepted(), keyword, true));
+    PyErr_SetObject(cls.ptr(), error.ptr());
+  }
+  throw py::error_already_set();
+}
+
+// One question answered with the GIL released; the progress callback (from one thread) takes it back. An
+// exception raised by the callback stops the reports and is raised after the search.
+py::object answer(const std::string& name, const py::dict& request, const py::object& progress) {
+  const api::Question question = question_of(name);
+  try {
+    nlohmann::json json = nlohmann::json::object();
+    for (const auto& [key, value] : request) {
+      const std::string option = py::str(key).cast<std::string>();
+      json[option] = to_json(value, option);
+    }
+    std::optional<py::error_already_set> callback_error;
+    gpuplan::ProgressCallback report;
+    if (!progress.is_none())
+      report = [&progress, &callback_error](std::uint64_t done, std::uint64_t total) {
+        py::gil_scoped_acquire gil;
+        if (callback_error) return;
+        try {
+          progress(done, total);
+        } catch (py::error_already_set& e) {
+          callback_error.emplace(std::move(e));
+        }
+      };
+    nlohmann::ordered_json result;
+    {
+      py::gil_scoped_release released;
+      result = api::answer_json(question, json, report);
+    }
+    if (callback_error) throw std::move(*callback_error);
+    return to_python(result);
+  } catch (const InputError& e) {
+    raise_input_error(e, question);
+  }
+}
+
+py::list options(const std::string& name) {
+  py::list out;
+  for (const api::OptionInfo& o : api::request_options(question_of(name))) {
+    py::dict d;
+    d["name"] = std::string(o.name);
+    d["path"] = std::string(o.path);
+    d["kind"] = static_cast<int>(o.kind);
+    d["value"] = std::string(o.value);
+    d["help"] = std::string(o.help);
+    d["group"] = std::string(o.group);
+    d["negated"] = o.negated;
+    d["positional"] = o.positional;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "gpuplan's C++ library: each question as a request dict in and a result dict out";
+  m.def("answer", &answer, py::arg("question"), py::arg("request"), py::arg("progress") = py::none(),
+        "Answers a question (model, memory, estimate, plan, comm, calibrate, topo, catalog) for a request of option "
+        "names and values; returns the result as `gpuplan ... --json` prints it.");
+  m.def("options", &options, py::arg("question"), "The options of a question's request, as --help lists them.");
+  py::list kinds;
+  for (const char* kind : {"integer", "number", "text", "flag", "integer_list", "text_list", "file", "file_list",
+                           "model"})
+    kinds.append(kind);
+  m.attr("OPTION_KINDS") = kinds;
+}
