@@ -163,6 +163,20 @@ struct TopologyReport {
   int max_tp_in_domain = 1;                   // largest power of two <= the largest all-to-all group
   std::vector<std::string> advice;
   std::vector<std::string> warnings;          // parse warnings plus those of the analysis
+
+  // What the analysis used and found on the way. The advice is derived from the report alone, so everything it
+  // needs is kept here.
+  double nvlink_per_link_GBps = 0;            // one NVLink (or xGMI link), one direction, as used for the pairs:
+                                              // the rates' scale-up link, else NCCL's model rate of links.nvlink3
+  double pcie_GBps = 0;                       // a PCIe path, one direction, as used for pairs without a fast link:
+                                              // the rates' host link, else links.pcie4-x16 (0 for a single GPU
+                                              // whose rates give none)
+  std::vector<std::vector<bool>> fast_link;   // GPU x GPU: row i's code to GPU j is an xGMI link or an NVLink with
+                                              // bandwidth left after inactive links; false on the diagonal. Follows
+                                              // the rows as printed, so it is asymmetric where the matrix is
+  int max_nvlinks_per_pair = 0;               // largest NV# in the matrix (bonded NVLinks of one pair); 0 if none
+  int min_nvlinks_per_pair = 0;               // smallest NV# in the matrix; 0 if none
+  bool has_xgmi = false;                      // the matrix has xGMI codes: messages call the fast links xGMI
 };
 
 // Pure: computes the report from a parsed topology and the catalog. Throws InputError for a --gpu name the catalog

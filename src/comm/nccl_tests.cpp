@@ -140,6 +140,270 @@ struct Columns {
   double time_scale_us = 1.0;   // multiply the time column by this to get microseconds
 };
 
+// What the lines read so far say, besides the result rows.
+struct ParseState {
+  std::optional<Collective> collective;  // from the "Collective test starting: all_reduce_perf" or "*_perf" line
+  std::set<std::string> hosts;           // hosts of the "#  Rank ... on HOST ..." lines
+  std::set<int> rank_ids;                // ranks of those lines
+  std::optional<Columns> header;         // the last valid column header
+  bool csv = false;                      // the header was a CSV one: rows are comma-separated
+  int ngpus_header = 0;                  // "# nThread 1 nGpus 8 ..."; 0 when not printed
+  std::size_t skipped = 0;               // lines that are not result rows
+  std::size_t inconsistent = 0;          // rows whose algbw is not size/time
+};
+
+// Column header: "size count type redop root time algbw busbw #wrong time algbw busbw #wrong". The first time
+// column is out-of-place, the second in-place. nullopt without a time and a busbw column.
+std::optional<Columns> text_header(const std::vector<std::string>& toks) {
+  Columns columns;
+  columns.ncols = toks.size();
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    const std::string name = lower(toks[i]);
+    const int idx = static_cast<int>(i);
+    if (name == "count") columns.count = idx;
+    if (name == "time") {
+      if (columns.time < 0) columns.time = idx;
+      else if (columns.time2 < 0) columns.time2 = idx;
+    }
+    if (name == "algbw" && columns.algbw < 0) columns.algbw = idx;
+    if (name == "busbw" && columns.busbw < 0) columns.busbw = idx;
+  }
+  columns.size = 0;
+  if (columns.time >= 0 && columns.busbw >= 0) return columns;
+  return std::nullopt;
+}
+
+// Microseconds per unit of a time column named "time(ns)", "time(ms)", "time(s)"; plain "time" is in us.
+double time_unit_us(const std::string& name) {
+  if (name.find("(ns)") != std::string::npos) return 1e-3;
+  if (name.find("(ms)") != std::string::npos) return 1e3;
+  if (name.find("(s)") != std::string::npos) return 1e6;
+  return 1.0;
+}
+
+// vTrain CSV header: size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s). nullopt without a size and a
+// time column.
+std::optional<Columns> csv_header(const std::string& line) {
+  const auto cells = split_csv(lower(line));
+  Columns columns;
+  columns.ncols = cells.size();
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string& name = cells[i];
+    const int idx = static_cast<int>(i);
+    if (name.rfind("size", 0) == 0) columns.size = idx;
+    if (name.rfind("count", 0) == 0) columns.count = idx;
+    if (name.rfind("time", 0) == 0) {
+      if (columns.time < 0) columns.time = idx;
+      else if (columns.time2 < 0) columns.time2 = idx;
+      columns.time_scale_us = time_unit_us(name);
+    }
+    if (name.rfind("algbw", 0) == 0 && columns.algbw < 0) columns.algbw = idx;
+    if (name.rfind("busbw", 0) == 0 && columns.busbw < 0) columns.busbw = idx;
+  }
+  if (columns.size >= 0 && columns.time >= 0) return columns;
+  return std::nullopt;
+}
+
+// A line starting with '#' (body: the rest): the collective's name, the average bus bandwidth, the ranks and
+// their hosts, the GPU count, or the column header.
+void read_comment_line(const std::string& body, ParseState& state, NcclTestsLog& log) {
+  const auto toks = split_ws(body);
+  const std::string lowered = lower(body);
+  if (!state.collective) {
+    if (lowered.find("collective test starting") != std::string::npos || lowered.find("_perf") != std::string::npos)
+      state.collective = collective_in_name(lowered);
+  }
+  if (lowered.find("avg bus bandwidth") != std::string::npos) {
+    const auto colon = body.find(':');
+    double value;
+    if (colon != std::string::npos) {
+      const auto cells = split_ws(body.substr(colon + 1));
+      if (!cells.empty() && parse_num(cells[0], value)) log.avg_busbw_GBps = value;
+    }
+    return;
+  }
+  // "#  Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA A100-SXM4-80GB"
+  if (toks.size() >= 2 && lower(toks[0]) == "rank") {
+    double rank;
+    if (parse_int(toks[1], rank) && rank < 1e9) state.rank_ids.insert(static_cast<int>(rank));
+    for (std::size_t i = 0; i + 1 < toks.size(); ++i)
+      if (toks[i] == "on") state.hosts.insert(toks[i + 1]);
+    return;
+  }
+  // "# nThread 1 nGpus 8 minBytes ..."
+  for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
+    double gpus;
+    if (lower(toks[i]) == "ngpus" && parse_int(toks[i + 1], gpus) && gpus < 1e9)
+      state.ngpus_header = static_cast<int>(gpus);
+  }
+  if (!toks.empty() && lower(toks[0]) == "size") {
+    if (auto columns = text_header(toks)) state.header = columns;
+  }
+}
+
+// One result row's figures: size, out-of-place time, in-place time (-1 when absent), algbw and busbw (-1 when
+// absent). Times in microseconds.
+struct RowFigures {
+  double size = 0;
+  double time = -1;
+  double time_in_place = -1;
+  double algbw = -1;
+  double busbw = -1;
+};
+
+// The cells under a header of the same width. False when the time cell is not a number.
+bool figures_by_header(const std::vector<std::string>& toks, const Columns& columns, RowFigures& row) {
+  auto cell = [&](int index, double& value) {
+    return index >= 0 && parse_num(toks[static_cast<std::size_t>(index)], value);
+  };
+  if (!cell(columns.time, row.time)) return false;
+  row.time *= columns.time_scale_us;
+  if (cell(columns.time2, row.time_in_place)) row.time_in_place *= columns.time_scale_us;
+  else row.time_in_place = -1;
+  if (!cell(columns.algbw, row.algbw)) row.algbw = -1;
+  if (!cell(columns.busbw, row.busbw)) row.busbw = -1;
+  return true;
+}
+
+// No (matching) header: after size and count come the type, an optional redop, an optional root, then groups of
+// time, algbw, busbw, #wrong (out-of-place, in-place). False when the cells do not fit that layout.
+bool figures_by_layout(const std::vector<std::string>& toks, RowFigures& row) {
+  std::size_t i = 2;
+  while (i < toks.size() && !is_numeric_cell(toks[i])) ++i;
+  if (i == 2 || i >= toks.size()) return false;
+  std::vector<std::string> rest(toks.begin() + static_cast<long>(i), toks.end());
+  if (rest.size() == 9 || rest.size() == 5) rest.erase(rest.begin());   // root
+  if (rest.size() != 8 && rest.size() != 4) return false;
+  if (!parse_num(rest[0], row.time) || !parse_num(rest[1], row.algbw) || !parse_num(rest[2], row.busbw)) return false;
+  if (rest.size() == 8 && !parse_num(rest[4], row.time_in_place)) row.time_in_place = -1;
+  return true;
+}
+
+// A line that is neither a comment nor a header: a result row, or a line counted as skipped or inconsistent.
+void read_data_row(const std::string& line, ParseState& state, NcclTestsLog& log) {
+  const auto toks = state.csv ? split_csv(line) : split_ws(line);
+  RowFigures row;
+  double count = 0;
+  if (toks.size() < 4 || !parse_int(toks[0], row.size) || !parse_int(toks[1], count)) {
+    ++state.skipped;
+    return;
+  }
+  const bool by_header = state.header && toks.size() == state.header->ncols;
+  if (!(by_header ? figures_by_header(toks, *state.header, row) : figures_by_layout(toks, row))) {
+    ++state.skipped;
+    return;
+  }
+  if (!(row.time > 0) || (row.size <= 0)) return;   // size 0 rows time nothing
+  const double time_us = row.time_in_place > 0 ? 0.5 * (row.time + row.time_in_place) : row.time;
+  const double computed_algbw = row.size / (row.time * 1e3);
+  if (row.algbw >= 0) {
+    // nccl-tests prints algbw = size / time with two decimals: a mismatch means these are not its columns.
+    if (std::fabs(row.algbw - computed_algbw) > 0.05 * computed_algbw + 0.011) {
+      ++state.inconsistent;
+      return;
+    }
+  }
+  NcclTestsRow result;
+  result.size_bytes = row.size;
+  result.time_us = time_us;
+  result.algbw_GBps = row.size / (time_us * 1e3);
+  result.busbw_GBps = row.busbw;   // factor applied below when it was not printed
+  log.rows.push_back(result);
+}
+
+void read_lines(std::string_view text, ParseState& state, NcclTestsLog& log) {
+  std::istringstream in{std::string(text)};
+  std::string raw;
+  while (std::getline(in, raw)) {
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    const auto first = raw.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const std::string line = raw.substr(first);
+    if (line[0] == '#') {
+      read_comment_line(line.substr(1), state, log);
+    } else if (line.find(',') != std::string::npos && lower(line).rfind("size", 0) == 0) {
+      if (auto columns = csv_header(line)) {
+        state.header = columns;
+        state.csv = true;
+      }
+    } else {
+      read_data_row(line, state, log);
+    }
+  }
+}
+
+// No result rows: why. Otherwise a warning per kind of line left out.
+void check_rows(const std::string& origin, const ParseState& state, NcclTestsLog& log) {
+  if (log.rows.empty()) {
+    if (state.inconsistent > 0)
+      reject(origin, fmt::format("{} row(s) whose algbw is not size/time", state.inconsistent));
+    if (state.header) reject(origin, "a column header but no result rows");
+    reject(origin, "no '#  size  count  type ... time  algbw  busbw' header and no result rows");
+  }
+  if (state.inconsistent > 0)
+    log.warnings.push_back(fmt::format("{} row(s) skipped: algbw is not size/time", state.inconsistent));
+  if (state.skipped > 0)
+    log.warnings.push_back(fmt::format("{} line(s) that are not result rows were ignored", state.skipped));
+}
+
+// The text, then the file name, then the caller's fallback.
+Collective which_collective(const ParseState& state, const std::string& origin, std::optional<Collective> fallback) {
+  std::optional<Collective> collective = state.collective;
+  if (!collective) collective = collective_in_file_name(origin);
+  if (!collective) collective = fallback;
+  if (!collective)
+    throw InputError(origin, "an nccl-tests output that does not say which collective it measured",
+                     "a file whose text or name says (all_reduce_perf, AR_..., ...), or the collective given on "
+                     "the command line: gpuplan comm allreduce --calibrate FILE");
+  return *collective;
+}
+
+// From busbw / algbw, which is nccl-tests' factor: 2(n-1)/n or (n-1)/n. 0 when the rows cannot tell.
+int ranks_from_busbw(const NcclTestsLog& log) {
+  const NcclTestsRow* best = nullptr;
+  for (const auto& row : log.rows)
+    if (row.busbw_GBps > 0 && (best == nullptr || row.algbw_GBps > best->algbw_GBps)) best = &row;
+  if (best == nullptr || !(best->algbw_GBps >= 1) || log.collective == Collective::broadcast ||
+      log.collective == Collective::sendrecv)
+    return 0;
+  const double ratio = best->busbw_GBps / best->algbw_GBps;
+  const double ranks = log.collective == Collective::allreduce ? 2.0 / (2.0 - ratio) : 1.0 / (1.0 - ratio);
+  if (std::isfinite(ranks) && ranks >= 1.5 && ranks < 100000) return static_cast<int>(std::lround(ranks));
+  return 0;
+}
+
+// The caller's count, the "#  Rank" lines, the file name, busbw / algbw, then nGpus.
+void count_ranks(const ParseState& state, const std::string& origin, int ranks_hint, NcclTestsLog& log) {
+  log.hosts = static_cast<int>(state.hosts.size());
+  if (ranks_hint > 0) log.ranks = ranks_hint;
+  else if (!state.rank_ids.empty()) log.ranks = static_cast<int>(state.rank_ids.size());
+  else if (int from_name = ranks_in_file_name(origin); from_name > 0) log.ranks = from_name;
+  else {
+    log.ranks = ranks_from_busbw(log);
+    if (log.ranks == 0 && state.ngpus_header > 0) log.ranks = state.ngpus_header;
+  }
+  if (log.ranks < 2)
+    throw InputError(origin, "an nccl-tests output whose number of ranks cannot be told",
+                     "an output with its '#  Rank' lines, or the rank count given with --ranks");
+}
+
+// Sets busbw from the (averaged) time by nccl-tests' definition, after checking that the printed busbw
+// (out-of-place) matches the factor for that many ranks.
+void apply_busbw_factor(NcclTestsLog& log) {
+  const double factor = busbw_factor(log.collective, log.ranks);
+  for (const auto& row : log.rows) {
+    if (row.algbw_GBps < 1 || row.busbw_GBps <= 0) continue;
+    const double ratio = row.busbw_GBps / (row.size_bytes / (row.time_us * 1e3));
+    if (std::fabs(ratio - factor) > 0.05 * factor + 0.02) {
+      log.warnings.push_back(fmt::format(
+          "busbw/algbw = {:.3f} at {} bytes, but nccl-tests' factor for {} on {} ranks is {:.3f}: check --ranks",
+          ratio, row.size_bytes, to_string(log.collective), log.ranks, factor));
+      break;
+    }
+  }
+  for (auto& row : log.rows) row.busbw_GBps = row.algbw_GBps * factor;
+}
+
 }  // namespace
 
 NcclTestsLog parse_nccl_tests(std::string_view text, std::string_view origin_view, std::optional<Collective> fallback,
@@ -148,213 +412,12 @@ NcclTestsLog parse_nccl_tests(std::string_view text, std::string_view origin_vie
   NcclTestsLog log;
   log.origin = origin;
   if (text.find('\0') != std::string_view::npos) reject(origin, "binary data");
-
-  std::optional<Collective> coll;
-  std::set<std::string> hosts;
-  std::set<int> rank_ids;
-  std::optional<Columns> header;
-  bool csv = false;
-  int ngpus_header = 0;
-  std::size_t skipped = 0, inconsistent = 0;
-
-  std::istringstream in{std::string(text)};
-  std::string raw;
-  while (std::getline(in, raw)) {
-    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-    std::string line = raw;
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    line = line.substr(first);
-    if (line[0] == '#') {
-      const std::string body = line.substr(1);
-      const auto toks = split_ws(body);
-      const std::string lb = lower(body);
-      if (!coll) {
-        if (lb.find("collective test starting") != std::string::npos || lb.find("_perf") != std::string::npos)
-          coll = collective_in_name(lb);
-      }
-      if (lb.find("avg bus bandwidth") != std::string::npos) {
-        const auto colon = body.find(':');
-        double v;
-        if (colon != std::string::npos) {
-          const auto t = split_ws(body.substr(colon + 1));
-          if (!t.empty() && parse_num(t[0], v)) log.avg_busbw_GBps = v;
-        }
-        continue;
-      }
-      // "#  Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA A100-SXM4-80GB"
-      if (toks.size() >= 2 && lower(toks[0]) == "rank") {
-        double r;
-        if (parse_int(toks[1], r) && r < 1e9) rank_ids.insert(static_cast<int>(r));
-        for (std::size_t i = 0; i + 1 < toks.size(); ++i)
-          if (toks[i] == "on") hosts.insert(toks[i + 1]);
-        continue;
-      }
-      // "# nThread 1 nGpus 8 minBytes ..."
-      for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
-        double v;
-        if (lower(toks[i]) == "ngpus" && parse_int(toks[i + 1], v) && v < 1e9) ngpus_header = static_cast<int>(v);
-      }
-      // Column header: "size count type redop root time algbw busbw #wrong time algbw busbw #wrong".
-      if (!toks.empty() && lower(toks[0]) == "size") {
-        Columns c;
-        c.ncols = toks.size();
-        for (std::size_t i = 0; i < toks.size(); ++i) {
-          const std::string t = lower(toks[i]);
-          const int idx = static_cast<int>(i);
-          if (t == "count") c.count = idx;
-          if (t == "time") {
-            if (c.time < 0) c.time = idx;
-            else if (c.time2 < 0) c.time2 = idx;
-          }
-          if (t == "algbw" && c.algbw < 0) c.algbw = idx;
-          if (t == "busbw" && c.busbw < 0) c.busbw = idx;
-        }
-        c.size = 0;
-        if (c.time >= 0 && c.busbw >= 0) header = c;
-      }
-      continue;
-    }
-    // vTrain CSV header: size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)
-    if (line.find(',') != std::string::npos && lower(line).rfind("size", 0) == 0) {
-      const auto cells = split_csv(lower(line));
-      Columns c;
-      c.ncols = cells.size();
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        const std::string& t = cells[i];
-        const int idx = static_cast<int>(i);
-        if (t.rfind("size", 0) == 0) c.size = idx;
-        if (t.rfind("count", 0) == 0) c.count = idx;
-        if (t.rfind("time", 0) == 0) {
-          if (c.time < 0) c.time = idx;
-          else if (c.time2 < 0) c.time2 = idx;
-          c.time_scale_us = t.find("(ns)") != std::string::npos ? 1e-3
-                            : t.find("(ms)") != std::string::npos ? 1e3
-                            : t.find("(s)") != std::string::npos  ? 1e6
-                                                                   : 1.0;
-        }
-        if (t.rfind("algbw", 0) == 0 && c.algbw < 0) c.algbw = idx;
-        if (t.rfind("busbw", 0) == 0 && c.busbw < 0) c.busbw = idx;
-      }
-      if (c.size >= 0 && c.time >= 0) {
-        header = c;
-        csv = true;
-      }
-      continue;
-    }
-    // A data row.
-    const auto toks = csv ? split_csv(line) : split_ws(line);
-    double size = 0, count = 0;
-    if (toks.size() < 4 || !parse_int(toks[0], size) || !parse_int(toks[1], count)) {
-      ++skipped;
-      continue;
-    }
-    double t1 = -1, t2 = -1, algbw = -1, busbw = -1;
-    if (header && toks.size() == header->ncols) {
-      const Columns& c = *header;
-      auto cell = [&](int idx, double& v) { return idx >= 0 && parse_num(toks[static_cast<std::size_t>(idx)], v); };
-      if (!cell(c.time, t1)) {
-        ++skipped;
-        continue;
-      }
-      t1 *= c.time_scale_us;
-      if (cell(c.time2, t2)) t2 *= c.time_scale_us;
-      else t2 = -1;
-      if (!cell(c.algbw, algbw)) algbw = -1;
-      if (!cell(c.busbw, busbw)) busbw = -1;
-    } else {
-      // No (matching) header: after size and count come the type, an optional redop, an optional root, then
-      // groups of time, algbw, busbw, #wrong (out-of-place, in-place).
-      std::size_t i = 2;
-      while (i < toks.size() && !is_numeric_cell(toks[i])) ++i;
-      if (i == 2 || i >= toks.size()) {
-        ++skipped;
-        continue;
-      }
-      std::vector<std::string> rest(toks.begin() + static_cast<long>(i), toks.end());
-      if (rest.size() == 9 || rest.size() == 5) rest.erase(rest.begin());   // root
-      if (rest.size() != 8 && rest.size() != 4) {
-        ++skipped;
-        continue;
-      }
-      if (!parse_num(rest[0], t1) || !parse_num(rest[1], algbw) || !parse_num(rest[2], busbw)) {
-        ++skipped;
-        continue;
-      }
-      if (rest.size() == 8 && !parse_num(rest[4], t2)) t2 = -1;
-    }
-    if (!(t1 > 0) || (size <= 0)) continue;   // size 0 rows time nothing
-    const double time_us = t2 > 0 ? 0.5 * (t1 + t2) : t1;
-    const double computed_algbw = size / (t1 * 1e3);
-    if (algbw >= 0) {
-      // nccl-tests prints algbw = size / time with two decimals: a mismatch means these are not its columns.
-      if (std::fabs(algbw - computed_algbw) > 0.05 * computed_algbw + 0.011) {
-        ++inconsistent;
-        continue;
-      }
-    }
-    NcclTestsRow row;
-    row.size_bytes = size;
-    row.time_us = time_us;
-    row.algbw_GBps = size / (time_us * 1e3);
-    row.busbw_GBps = busbw;   // factor applied below when it was not printed
-    log.rows.push_back(row);
-  }
-
-  if (log.rows.empty()) {
-    if (inconsistent > 0)
-      reject(origin, fmt::format("{} row(s) whose algbw is not size/time", inconsistent));
-    if (header) reject(origin, "a column header but no result rows");
-    reject(origin, "no '#  size  count  type ... time  algbw  busbw' header and no result rows");
-  }
-  if (inconsistent > 0)
-    log.warnings.push_back(fmt::format("{} row(s) skipped: algbw is not size/time", inconsistent));
-  if (skipped > 0) log.warnings.push_back(fmt::format("{} line(s) that are not result rows were ignored", skipped));
-
-  // Which collective.
-  if (!coll) coll = collective_in_file_name(origin);
-  if (!coll) coll = fallback;
-  if (!coll)
-    throw InputError(origin, "an nccl-tests output that does not say which collective it measured",
-                     "a file whose text or name says (all_reduce_perf, AR_..., ...), or the collective given on "
-                     "the command line: gpuplan comm allreduce --calibrate FILE");
-  log.collective = *coll;
-
-  // How many ranks.
-  log.hosts = static_cast<int>(hosts.size());
-  if (ranks_hint > 0) log.ranks = ranks_hint;
-  else if (!rank_ids.empty()) log.ranks = static_cast<int>(rank_ids.size());
-  else if (int from_name = ranks_in_file_name(origin); from_name > 0) log.ranks = from_name;
-  else {
-    // From busbw / algbw, which is nccl-tests' factor: 2(n-1)/n or (n-1)/n.
-    const NcclTestsRow* best = nullptr;
-    for (const auto& r : log.rows)
-      if (r.busbw_GBps > 0 && (best == nullptr || r.algbw_GBps > best->algbw_GBps)) best = &r;
-    if (best != nullptr && best->algbw_GBps >= 1 && log.collective != Collective::broadcast &&
-        log.collective != Collective::sendrecv) {
-      const double ratio = best->busbw_GBps / best->algbw_GBps;
-      const double n = log.collective == Collective::allreduce ? 2.0 / (2.0 - ratio) : 1.0 / (1.0 - ratio);
-      if (std::isfinite(n) && n >= 1.5 && n < 100000) log.ranks = static_cast<int>(std::lround(n));
-    }
-    if (log.ranks == 0 && ngpus_header > 0) log.ranks = ngpus_header;
-  }
-  if (log.ranks < 2)
-    throw InputError(origin, "an nccl-tests output whose number of ranks cannot be told",
-                     "an output with its '#  Rank' lines, or the rank count given with --ranks");
-  const double factor = busbw_factor(log.collective, log.ranks);
-  // Printed busbw (out-of-place) must match the factor for that many ranks.
-  for (const auto& r : log.rows) {
-    if (r.algbw_GBps < 1 || r.busbw_GBps <= 0) continue;
-    const double ratio = r.busbw_GBps / (r.size_bytes / (r.time_us * 1e3));
-    if (std::fabs(ratio - factor) > 0.05 * factor + 0.02) {
-      log.warnings.push_back(fmt::format(
-          "busbw/algbw = {:.3f} at {} bytes, but nccl-tests' factor for {} on {} ranks is {:.3f}: check --ranks",
-          ratio, r.size_bytes, to_string(log.collective), log.ranks, factor));
-      break;
-    }
-  }
-  // busbw of the (averaged) time, by nccl-tests' definition.
-  for (auto& r : log.rows) r.busbw_GBps = r.algbw_GBps * factor;
+  ParseState state;
+  read_lines(text, state, log);
+  check_rows(origin, state, log);
+  log.collective = which_collective(state, origin, fallback);
+  count_ranks(state, origin, ranks_hint, log);
+  apply_busbw_factor(log);
   return log;
 }
 

@@ -259,6 +259,117 @@ json parse_document(std::string_view text, std::string_view origin) {
   return detail::parse_json_input(text, origin, "a JSON object");
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Resolution: the names an entry gives for other entries, and the figures derived from them
+
+using LinkMap = std::map<std::string, LinkSpec, std::less<>>;
+using GpuMap = std::map<std::string, GpuSpec, std::less<>>;
+using SystemMap = std::map<std::string, SystemSpec, std::less<>>;
+
+// Looks up a link an entry names: it must exist (else the closest names are suggested) and be of a kind that
+// fits where it is used (a GPU's host link cannot be an NVLink).
+class LinkResolver {
+ public:
+  explicit LinkResolver(const LinkMap& links) : links_(links) {
+    for (const auto& [name, link] : links) names_.push_back(name);
+  }
+
+  // where: the field naming the link, for messages ("file: gpus.h100.host_link").
+  const LinkSpec& operator()(const std::string& where, const std::string& link_name,
+                             std::initializer_list<LinkKind> kinds) const {
+    const auto it = links_.find(link_name);
+    if (it == links_.end()) {
+      const std::string hint = did_you_mean(link_name, names_);
+      throw InputError(where, "'" + link_name + "' (unknown link" + (hint.empty() ? "" : "; " + hint) + ")",
+                       "a name from 'gpuplan catalog links' or one defined under links");
+    }
+    if (std::find(kinds.begin(), kinds.end(), it->second.kind) == kinds.end()) {
+      std::string ok;
+      for (LinkKind kind : kinds) ok += (ok.empty() ? "" : ", ") + std::string(to_string(kind));
+      throw InputError(where, "'" + link_name + "' (a " + std::string(to_string(it->second.kind)) + " link)",
+                       "a link of kind " + ok);
+    }
+    return it->second;
+  }
+
+ private:
+  const LinkMap& links_;
+  std::vector<std::string> names_;
+};
+
+// Every NVSwitch names the NVLink generation of its ports and their count (the switch's rate derives from them).
+void check_switch_ports(const LinkMap& links, const LinkResolver& resolve_link) {
+  for (const auto& [name, link] : links) {
+    if (link.kind != LinkKind::nvswitch) continue;
+    if (link.port_link.empty() || link.ports == 0)
+      throw InputError(link.origin + ": links." + name + ".port_link", "(missing)",
+                       "an NVSwitch entry names its port link and port count");
+    resolve_link(link.origin + ": links." + name + ".port_link", link.port_link, {LinkKind::nvlink});
+  }
+}
+
+// A GPU's scale-up bandwidth (its links x the link rate) and host link rate.
+void resolve_gpus(GpuMap& gpus, const LinkResolver& resolve_link) {
+  for (auto& [name, gpu] : gpus) {
+    const std::string where = gpu.origin + ": gpus." + name + ".";
+    if (!gpu.scaleup_link.empty()) {
+      const LinkSpec& link =
+          resolve_link(where + "scaleup_link", gpu.scaleup_link, {LinkKind::nvlink, LinkKind::xgmi});
+      gpu.scaleup_per_direction_GBps = gpu.scaleup_links * link.per_direction_GBps;
+      gpu.scaleup_bidirectional_GBps = gpu.scaleup_links * link.bidirectional_GBps;
+    }
+    gpu.host_per_direction_GBps =
+        resolve_link(where + "host_link", gpu.host_link, {LinkKind::pcie, LinkKind::c2c}).per_direction_GBps;
+  }
+}
+
+// The most links any GPU has in a hybrid cube mesh: its links per GPU when the entry does not state them.
+int most_links_per_gpu(const std::vector<std::vector<int>>& link_matrix) {
+  int most = 0;
+  for (const auto& row : link_matrix) {
+    int sum = 0;
+    for (int links : row) sum += links;
+    most = std::max(most, sum);
+  }
+  return most;
+}
+
+// A system's scale-up domain: the link rate, links per GPU and the per-GPU totals, and the switch it names.
+void resolve_scaleup(const std::string& where, ScaleUpDomain& scaleup, const LinkResolver& resolve_link) {
+  if (scaleup.topology == ScaleUpTopology::none) return;
+  const LinkSpec& link = resolve_link(where + "scaleup.link", scaleup.link, {LinkKind::nvlink, LinkKind::xgmi});
+  scaleup.link_per_direction_GBps = link.per_direction_GBps;
+  if (scaleup.topology == ScaleUpTopology::hybrid_cube_mesh && scaleup.links_per_gpu == 0)
+    scaleup.links_per_gpu = most_links_per_gpu(scaleup.link_matrix);
+  scaleup.per_gpu_per_direction_GBps = scaleup.links_per_gpu * link.per_direction_GBps;
+  scaleup.per_gpu_bidirectional_GBps = scaleup.links_per_gpu * link.bidirectional_GBps;
+  if (!scaleup.switch_name.empty())
+    resolve_link(where + "scaleup.switch", scaleup.switch_name, {LinkKind::nvswitch});
+}
+
+// A system's GPU must be in the catalog; its scale-up, NIC and host links give the derived rates.
+void resolve_systems(SystemMap& systems, const GpuMap& gpus, const LinkResolver& resolve_link) {
+  std::vector<std::string> gpu_list;
+  for (const auto& [name, gpu] : gpus) gpu_list.push_back(name);
+  for (auto& [name, system] : systems) {
+    const std::string where = system.origin + ": systems." + name + ".";
+    if (gpus.find(system.gpu) == gpus.end()) {
+      const std::string hint = did_you_mean(system.gpu, gpu_list);
+      throw InputError(where + "gpu",
+                       "'" + system.gpu + "' (unknown GPU" + (hint.empty() ? "" : "; " + hint) + ")",
+                       "a name from 'gpuplan catalog gpus' or one defined under gpus");
+    }
+    resolve_scaleup(where, system.scaleup, resolve_link);
+    if (system.nics_per_node > 0)
+      system.nic_per_direction_GBps =
+          resolve_link(where + "nic_link", system.nic_link, {LinkKind::infiniband, LinkKind::ethernet})
+              .per_direction_GBps;
+    system.host_per_direction_GBps =
+        resolve_link(where + "host_link", system.host_link, {LinkKind::pcie, LinkKind::c2c}).per_direction_GBps /
+        system.gpus_per_host_link;
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -338,84 +449,20 @@ void HardwareCatalog::stage(std::string_view json_text, const std::string& origi
 }
 
 void HardwareCatalog::rebuild() {
-  std::map<std::string, LinkSpec, std::less<>> links;
-  std::map<std::string, GpuSpec, std::less<>> gpus;
-  std::map<std::string, SystemSpec, std::less<>> systems;
+  // Parsed and resolved into new maps, assigned only at the end: a failure leaves the catalog as it was.
+  LinkMap links;
+  GpuMap gpus;
+  SystemMap systems;
   for (const auto& [name, raw] : raw_links_) links.emplace(name, parse_link(name, json::parse(raw.json), raw.origin));
   for (const auto& [name, raw] : raw_gpus_) gpus.emplace(name, parse_gpu(name, json::parse(raw.json), raw.origin));
   for (const auto& [name, raw] : raw_systems_)
     systems.emplace(name, parse_system(name, json::parse(raw.json), raw.origin));
 
-  std::vector<std::string> link_list;
-  for (const auto& [name, l] : links) link_list.push_back(name);
-  auto resolve_link = [&](const std::string& where, const std::string& link_name,
-                          std::initializer_list<LinkKind> kinds) -> const LinkSpec& {
-    const auto it = links.find(link_name);
-    if (it == links.end()) {
-      const std::string hint = did_you_mean(link_name, link_list);
-      throw InputError(where, "'" + link_name + "' (unknown link" + (hint.empty() ? "" : "; " + hint) + ")",
-                       "a name from 'gpuplan catalog links' or one defined under links");
-    }
-    if (std::find(kinds.begin(), kinds.end(), it->second.kind) == kinds.end()) {
-      std::string ok;
-      for (LinkKind k : kinds) ok += (ok.empty() ? "" : ", ") + std::string(to_string(k));
-      throw InputError(where, "'" + link_name + "' (a " + std::string(to_string(it->second.kind)) + " link)",
-                       "a link of kind " + ok);
-    }
-    return it->second;
-  };
-
-  for (auto& [name, l] : links) {
-    if (l.kind == LinkKind::nvswitch) {
-      if (l.port_link.empty() || l.ports == 0)
-        throw InputError(l.origin + ": links." + name + ".port_link", "(missing)",
-                         "an NVSwitch entry names its port link and port count");
-      resolve_link(l.origin + ": links." + name + ".port_link", l.port_link, {LinkKind::nvlink});
-    }
-  }
-  for (auto& [name, g] : gpus) {
-    const std::string where = g.origin + ": gpus." + name + ".";
-    if (!g.scaleup_link.empty()) {
-      const LinkSpec& l = resolve_link(where + "scaleup_link", g.scaleup_link, {LinkKind::nvlink, LinkKind::xgmi});
-      g.scaleup_per_direction_GBps = g.scaleup_links * l.per_direction_GBps;
-      g.scaleup_bidirectional_GBps = g.scaleup_links * l.bidirectional_GBps;
-    }
-    g.host_per_direction_GBps =
-        resolve_link(where + "host_link", g.host_link, {LinkKind::pcie, LinkKind::c2c}).per_direction_GBps;
-  }
-  std::vector<std::string> gpu_list;
-  for (const auto& [name, g] : gpus) gpu_list.push_back(name);
-  for (auto& [name, s] : systems) {
-    const std::string where = s.origin + ": systems." + name + ".";
-    if (gpus.find(s.gpu) == gpus.end()) {
-      const std::string hint = did_you_mean(s.gpu, gpu_list);
-      throw InputError(where + "gpu", "'" + s.gpu + "' (unknown GPU" + (hint.empty() ? "" : "; " + hint) + ")",
-                       "a name from 'gpuplan catalog gpus' or one defined under gpus");
-    }
-    auto& u = s.scaleup;
-    if (u.topology != ScaleUpTopology::none) {
-      const LinkSpec& l = resolve_link(where + "scaleup.link", u.link, {LinkKind::nvlink, LinkKind::xgmi});
-      u.link_per_direction_GBps = l.per_direction_GBps;
-      if (u.topology == ScaleUpTopology::hybrid_cube_mesh && u.links_per_gpu == 0) {
-        int most = 0;
-        for (const auto& row : u.link_matrix) {
-          int sum = 0;
-          for (int x : row) sum += x;
-          most = std::max(most, sum);
-        }
-        u.links_per_gpu = most;
-      }
-      u.per_gpu_per_direction_GBps = u.links_per_gpu * l.per_direction_GBps;
-      u.per_gpu_bidirectional_GBps = u.links_per_gpu * l.bidirectional_GBps;
-      if (!u.switch_name.empty()) resolve_link(where + "scaleup.switch", u.switch_name, {LinkKind::nvswitch});
-    }
-    if (s.nics_per_node > 0)
-      s.nic_per_direction_GBps =
-          resolve_link(where + "nic_link", s.nic_link, {LinkKind::infiniband, LinkKind::ethernet}).per_direction_GBps;
-    s.host_per_direction_GBps =
-        resolve_link(where + "host_link", s.host_link, {LinkKind::pcie, LinkKind::c2c}).per_direction_GBps /
-        s.gpus_per_host_link;
-  }
+  // Links first: GPUs and systems refer to them, and systems to GPUs.
+  const LinkResolver resolve_link(links);
+  check_switch_ports(links, resolve_link);
+  resolve_gpus(gpus, resolve_link);
+  resolve_systems(systems, gpus, resolve_link);
   links_ = std::move(links);
   gpus_ = std::move(gpus);
   systems_ = std::move(systems);

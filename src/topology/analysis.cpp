@@ -1,4 +1,11 @@
 // From a parsed topology to bandwidths, NVLink domains, GPU-NIC pairing and placement advice. Pure functions.
+//
+// analyze_topology fills the report in stages, each reading what the earlier ones wrote:
+//   1. which GPU and link rates apply (choose_rates, fill_link_rates),
+//   2. per-pair bandwidths and the fast links (fill_pair_bandwidths),
+//   3. NVLink domains and all-to-all groups (fast_link_domains, all_to_all_groups),
+//   4. GPU-NIC pairing and the network speed (pair_gpus_with_nics, choose_nic_speed),
+//   5. the advice and its warnings (topology_advice.cpp), which read only the finished report.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +20,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/topology.hpp"
+#include "topology/topology_advice.hpp"
 
 namespace gpuplan {
 
@@ -24,107 +32,471 @@ constexpr std::string_view kUnknownNvlink = "nvlink3";
 constexpr std::string_view kUnknownPcie = "pcie4-x16";
 constexpr std::string_view kUnknownNic = "ib-edr";
 
+// Bron-Kerbosch calls allowed per clique search: the search is exponential in the worst case and inputs may have
+// up to 1024 GPUs, so the work is bounded; past the bound a greedy clique is used.
+constexpr long kCliqueSearchBudget = 200000;
+
+using Adjacency = std::vector<std::vector<bool>>;
+
+bool is_fast(PathType type) { return type == PathType::nvlink || type == PathType::xgmi; }
+
+int gpu_count(const TopologyReport& rep) { return static_cast<int>(rep.topology.gpus.size()); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Largest clique of the fast-link graph (the all-to-all groups)
+
+// Largest clique containing only `allowed` vertices: Bron-Kerbosch with pivoting, bounded work, greedy past it.
+class CliqueSearch {
+ public:
+  explicit CliqueSearch(const Adjacency& linked) : linked_(linked) {}
+
+  std::vector<int> largest(const std::vector<int>& allowed) {
+    std::vector<int> clique;
+    expand(clique, allowed, {});
+    if (budget_ < 0 || best_.empty()) {
+      const std::vector<int> greedy = greedy_clique(allowed);
+      if (greedy.size() > best_.size()) best_ = greedy;
+    }
+    std::sort(best_.begin(), best_.end());
+    return best_;
+  }
+
+ private:
+  // clique: the vertices taken; candidates: those that extend it; excluded: those already tried.
+  void expand(std::vector<int>& clique, std::vector<int> candidates, std::vector<int> excluded) {
+    if (--budget_ < 0) return;
+    if (candidates.empty() && excluded.empty()) {
+      if (clique.size() > best_.size()) best_ = clique;
+      return;
+    }
+    if (clique.size() + candidates.size() <= best_.size()) return;  // cannot beat the best found
+    const int pivot = choose_pivot(candidates, excluded);
+    std::vector<int> branches;
+    for (int v : candidates) {
+      if (!linked_[pivot][v]) branches.push_back(v);
+    }
+    for (int v : branches) {
+      clique.push_back(v);
+      expand(clique, neighbours_among(v, candidates), neighbours_among(v, excluded));
+      clique.pop_back();
+      candidates.erase(std::find(candidates.begin(), candidates.end(), v));
+      excluded.push_back(v);
+    }
+  }
+
+  // The vertex with the most neighbours among the candidates (the last such one): branching only on its
+  // non-neighbours prunes the most.
+  int choose_pivot(const std::vector<int>& candidates, const std::vector<int>& excluded) const {
+    int pivot = !candidates.empty() ? candidates[0] : excluded[0];
+    std::size_t most = 0;
+    for (const auto* set : {&candidates, &excluded}) {
+      for (int u : *set) {
+        std::size_t linked = 0;
+        for (int v : candidates) linked += linked_[u][v] ? 1 : 0;
+        if (linked >= most) {
+          most = linked;
+          pivot = u;
+        }
+      }
+    }
+    return pivot;
+  }
+
+  std::vector<int> neighbours_among(int vertex, const std::vector<int>& set) const {
+    std::vector<int> out;
+    for (int u : set) {
+      if (linked_[vertex][u]) out.push_back(u);
+    }
+    return out;
+  }
+
+  std::vector<int> greedy_clique(const std::vector<int>& allowed) const {
+    std::vector<int> greedy;
+    for (int v : allowed) {
+      if (std::all_of(greedy.begin(), greedy.end(), [&](int u) { return linked_[u][v]; })) greedy.push_back(v);
+    }
+    return greedy;
+  }
+
+  const Adjacency& linked_;
+  std::vector<int> best_;
+  long budget_ = kCliqueSearchBudget;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inputs
+
+void check_inputs(const Topology& topology, const TopologyOptions& options) {
+  const int gpus = static_cast<int>(topology.gpus.size());
+  const bool square = static_cast<int>(topology.links.size()) == gpus &&
+                      std::all_of(topology.links.begin(), topology.links.end(),
+                                  [&](const auto& row) { return static_cast<int>(row.size()) == gpus; });
+  if (!square) {
+    throw InputError("topology", fmt::format("{} GPUs but a {}-row link matrix", gpus, topology.links.size()),
+                     "one row and one column per GPU");
+  }
+  if (options.nic_GBps && !(*options.nic_GBps > 0 && std::isfinite(*options.nic_GBps))) {
+    throw InputError("--nic-GBps", fmt::format("{}", *options.nic_GBps), "a positive number of GB/s per NIC");
+  }
+}
+
+// NV# range and xGMI presence, as printed: they identify the board when nothing names the GPU.
+void count_fast_codes(TopologyReport& rep) {
+  for (const auto& row : rep.topology.links) {
+    for (const auto& code_text : row) {
+      const PathCode code = classify_code(code_text);
+      if (code.type == PathType::nvlink) {
+        rep.max_nvlinks_per_pair = std::max(rep.max_nvlinks_per_pair, code.links);
+        rep.min_nvlinks_per_pair =
+            rep.min_nvlinks_per_pair == 0 ? code.links : std::min(rep.min_nvlinks_per_pair, code.links);
+      }
+      rep.has_xgmi = rep.has_xgmi || code.type == PathType::xgmi;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stage 1: which GPU, hence which link rates. Sources in order of trust: --gpu, the GPU names (nvlink -s, then
+// the topology's), the nvlink -s per-link rate, then the NV# pattern.
+
+// " = h100-sxm-80gb" when the name found is not the catalog name itself, so the reason shows both.
+std::string catalog_name_note(const GpuLinkRates& rates, std::string_view name) {
+  return rates.gpu == name ? std::string() : fmt::format(" = {}", rates.gpu);
+}
+
+bool rates_from_gpu_option(const TopologyOptions& options, const HardwareCatalog& catalog, TopologyReport& rep) {
+  if (options.gpu_name.empty()) return false;
+  rep.rates = link_rates_for_gpu(options.gpu_name, &catalog);
+  if (!rep.rates) (void)catalog.gpu(options.gpu_name);  // throws InputError (--gpu) with the closest names
+  if (!rep.rates) throw InputError("--gpu", options.gpu_name, "a GPU of the hardware catalog");
+  rep.rates_reason = fmt::format("--gpu {}{}", options.gpu_name, catalog_name_note(*rep.rates, options.gpu_name));
+  return true;
+}
+
+bool rates_from_nvlink_status(const NvlinkStatus& status, const HardwareCatalog& catalog, TopologyReport& rep) {
+  for (const auto& gpu : status.gpus) {
+    if ((rep.rates = link_rates_for_gpu(gpu.name, &catalog))) {
+      rep.rates_reason =
+          fmt::format("GPU name '{}' in the nvlink status{}", gpu.name, catalog_name_note(*rep.rates, gpu.name));
+      return true;
+    }
+  }
+  // No name the catalog knows: the per-link rate still tells the NVLink generation.
+  for (const auto& gpu : status.gpus) {
+    if (gpu.per_link_GBps > 0 && (rep.rates = link_rates_for_smi_rate(gpu.per_link_GBps, &catalog))) {
+      rep.rates_reason = fmt::format("per-link rate {} GB/s in the nvlink status ({}, taken as {})",
+                                     gpu.per_link_GBps, rep.rates->nvlink_link, rep.rates->gpu);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool rates_from_gpu_names(const HardwareCatalog& catalog, TopologyReport& rep) {
+  for (const auto& gpu : rep.topology.gpus) {
+    if (!gpu.name.empty() && (rep.rates = link_rates_for_gpu(gpu.name, &catalog))) {
+      rep.rates_reason = fmt::format("GPU name '{}'{}", gpu.name, catalog_name_note(*rep.rates, gpu.name));
+      return true;
+    }
+  }
+  return false;
+}
+
 // What the NV# pattern says when nothing names the GPU: the catalog entry taken for it.
 struct PatternGuess {
   std::string_view gpu;
   std::string_view why;
 };
 
-bool is_fast(PathType t) { return t == PathType::nvlink || t == PathType::xgmi; }
+std::optional<PatternGuess> guess_from_pattern(const TopologyReport& rep) {
+  const int most = rep.max_nvlinks_per_pair;
+  const int fewest = rep.min_nvlinks_per_pair;
+  const int gpus = gpu_count(rep);
+  if (most == 18) {
+    return PatternGuess{"h100-sxm-80gb",
+                        "NV18 (Hopper: 18 NVLinks per GPU; Blackwell also shows NV18: pass --gpu b200)"};
+  }
+  if (most == 12) return PatternGuess{"a100-sxm-80gb", "NV12 (A100: 12 NVLinks per GPU)"};
+  if (most == 8 && fewest == 8) return PatternGuess{"h800-sxm-80gb", "NV8 (H800: 8 NVLinks per GPU)"};
+  if (most == 2 && fewest == 1 && gpus == 8) {
+    return PatternGuess{"v100-sxm-32gb", "the NV1/NV2 hybrid cube mesh (DGX-1 with V100)"};
+  }
+  if (most == 1 && gpus == 8) return PatternGuess{"p100-sxm-16gb", "the NV1 hybrid cube mesh (DGX-1 with P100)"};
+  if (most == 4 && gpus <= 2) return PatternGuess{"rtx-3090", "an NV4 bridge (RTX 3090 / RTX A6000 class)"};
+  if (rep.has_xgmi) return PatternGuess{"mi300x", "the xGMI mesh (assumed MI300-class; pass --gpu otherwise)"};
+  return std::nullopt;
+}
 
-struct Graph {
-  int n = 0;
-  std::vector<std::vector<char>> adj;  // fast direct link
+void rates_from_pattern(const HardwareCatalog& catalog, TopologyReport& rep) {
+  const std::optional<PatternGuess> guess = guess_from_pattern(rep);
+  if (!guess) return;
+  rep.rates = link_rates_for_gpu(guess->gpu, &catalog);
+  if (rep.rates) {
+    rep.rates_reason = fmt::format("inferred from {}; taken as {}", guess->why, guess->gpu);
+  } else {
+    rep.warnings.push_back(fmt::format("the catalog has no GPU '{}', inferred from {}", guess->gpu, guess->why));
+  }
+}
+
+// Sets rep.rates and rep.rates_reason; rep.rates stays nullopt when no source names a GPU of the catalog.
+void choose_rates(const TopologyOptions& options, const HardwareCatalog& catalog, TopologyReport& rep) {
+  if (rates_from_gpu_option(options, catalog, rep)) return;
+  if (options.nvlink_status && rates_from_nvlink_status(*options.nvlink_status, catalog, rep)) return;
+  if (rates_from_gpu_names(catalog, rep)) return;
+  rates_from_pattern(catalog, rep);
+}
+
+// A catalog link's rate, one direction; NCCL's model rate instead when asked and given. 0 when the link is absent.
+double catalog_link_rate(const HardwareCatalog& catalog, std::string_view link, bool nccl_model) {
+  const LinkSpec* spec = catalog.find_link(link);
+  if (spec == nullptr) return 0.0;
+  return nccl_model && spec->nccl_model_GBps > 0 ? spec->nccl_model_GBps : spec->per_direction_GBps;
+}
+
+// The NVLink and PCIe rates the pairs use: the chosen GPU's, else the documented fallbacks (with a warning).
+void fill_link_rates(const HardwareCatalog& catalog, TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  if (!rep.rates) {
+    rep.rates_reason = "unknown";
+    rep.nvlink_per_link_GBps = catalog_link_rate(catalog, kUnknownNvlink, true);
+    rep.pcie_GBps = catalog_link_rate(catalog, kUnknownPcie, false);
+    if (rep.max_nvlinks_per_pair > 0) {
+      rep.warnings.push_back(fmt::format("GPU generation unknown: NVLink assumed at {} GB/s per link per direction "
+                                         "(NCCL's model rate of links.{}); pass --gpu or --nvlink for exact rates",
+                                         rep.nvlink_per_link_GBps, kUnknownNvlink));
+    }
+    if (gpus > 1) {
+      rep.warnings.push_back(fmt::format("GPU generation unknown: PCIe assumed 4.0 x16 ({} GB/s per direction, "
+                                         "links.{}); pass --gpu for the right generation", rep.pcie_GBps,
+                                         kUnknownPcie));
+    }
+    return;
+  }
+  rep.nvlink_per_link_GBps = rep.rates->nvlink_per_link_GBps;
+  rep.pcie_GBps = rep.rates->pcie_GBps;
+  if (rep.pcie_GBps <= 0 && gpus > 1) {
+    rep.pcie_GBps = catalog_link_rate(catalog, kUnknownPcie, false);
+    rep.warnings.push_back(fmt::format("the catalog gives {} no host link: PCIe assumed 4.0 x16 ({} GB/s per "
+                                       "direction, links.{})", rep.rates->gpu, rep.pcie_GBps, kUnknownPcie));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stage 2: bandwidth per pair
+
+// Active NVLinks per GPU (nvlink status) against the links the matrix implies: the sum of NV# over peers, or on a
+// switch board (the sum exceeds the GPU's links) the NV# itself. Fewer active links scale the GPU's pairs down in
+// proportion (which link leads to which peer is not printed).
+struct ActiveLinks {
+  std::vector<double> factor;  // per GPU: active / implied NVLinks when fewer are active, else 1
+  std::vector<int> active;     // per GPU: active NVLinks as the status lists them; -1 when it does not
 };
 
-// Largest clique containing only `allowed` vertices (Bron-Kerbosch with pivoting, bounded work; greedy past it).
-std::vector<int> max_clique(const Graph& g, const std::vector<int>& allowed) {
-  std::vector<int> best;
-  long budget = 200000;
-  std::function<void(std::vector<int>&, std::vector<int>, std::vector<int>)> bk =
-      [&](std::vector<int>& r, std::vector<int> p, std::vector<int> x) {
-        if (--budget < 0) return;
-        if (p.empty() && x.empty()) {
-          if (r.size() > best.size()) best = r;
-          return;
-        }
-        if (r.size() + p.size() <= best.size()) return;
-        int pivot = !p.empty() ? p[0] : x[0];
-        std::size_t most = 0;
-        for (const auto& set : {p, x}) {
-          for (int u : set) {
-            std::size_t c = 0;
-            for (int v : p) c += g.adj[u][v] ? 1 : 0;
-            if (c >= most) {
-              most = c;
-              pivot = u;
-            }
-          }
-        }
-        std::vector<int> cand;
-        for (int v : p) {
-          if (!g.adj[pivot][v]) cand.push_back(v);
-        }
-        for (int v : cand) {
-          std::vector<int> np, nx;
-          for (int u : p) {
-            if (g.adj[v][u]) np.push_back(u);
-          }
-          for (int u : x) {
-            if (g.adj[v][u]) nx.push_back(u);
-          }
-          r.push_back(v);
-          bk(r, np, nx);
-          r.pop_back();
-          p.erase(std::find(p.begin(), p.end(), v));
-          x.push_back(v);
-        }
-      };
-  std::vector<int> r;
-  bk(r, allowed, {});
-  if (budget < 0 || best.empty()) {  // greedy fallback
-    std::vector<int> greedy;
-    for (int v : allowed) {
-      if (std::all_of(greedy.begin(), greedy.end(), [&](int u) { return g.adj[u][v] != 0; })) greedy.push_back(v);
-    }
-    if (greedy.size() > best.size()) best = greedy;
-  }
-  std::sort(best.begin(), best.end());
-  return best;
-}
-
-// Whether a Hamiltonian cycle exists over `members` using edges with bandwidth >= threshold (members <= 16).
-bool has_ring(const std::vector<int>& members, const std::vector<std::vector<double>>& bw, double threshold) {
-  const int m = static_cast<int>(members.size());
-  if (m <= 1) return true;
-  if (m == 2) return bw[members[0]][members[1]] >= threshold;
-  if (m > 16) return false;
-  auto ok = [&](int a, int b) { return bw[members[a]][members[b]] >= threshold; };
-  std::vector<std::vector<char>> dp(std::size_t{1} << m, std::vector<char>(m, 0));
-  dp[1][0] = 1;
-  for (std::size_t mask = 1; mask < dp.size(); ++mask) {
-    if (!(mask & 1)) continue;
-    for (int v = 0; v < m; ++v) {
-      if (!dp[mask][v]) continue;
-      for (int w = 1; w < m; ++w) {
-        if (!(mask & (std::size_t{1} << w)) && ok(v, w)) dp[mask | (std::size_t{1} << w)][w] = 1;
+ActiveLinks active_nvlinks(const TopologyOptions& options, const TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  ActiveLinks links{std::vector<double>(gpus, 1.0), std::vector<int>(gpus, -1)};
+  if (!options.nvlink_status) return links;
+  const int links_per_gpu = rep.rates ? rep.rates->nvlinks_per_gpu : 0;
+  for (const auto& status : options.nvlink_status->gpus) {
+    if (status.gpu < 0 || status.gpu >= gpus) continue;
+    int sum = 0;
+    int most = 0;
+    for (int peer = 0; peer < gpus; ++peer) {
+      const PathCode code = classify_code(rep.topology.links[status.gpu][peer]);
+      if (code.type == PathType::nvlink && peer != status.gpu) {
+        sum += code.links;
+        most = std::max(most, code.links);
       }
     }
+    const int implied = links_per_gpu > 0 && sum > links_per_gpu ? most : sum;
+    links.active[status.gpu] = status.links_active;
+    if (implied > 0 && status.links_active < implied) {
+      links.factor[status.gpu] = static_cast<double>(status.links_active) / implied;
+    }
   }
-  const std::size_t full = dp.size() - 1;
-  for (int v = 1; v < m; ++v) {
-    if (dp[full][v] && ok(v, 0)) return true;
-  }
-  return false;
+  return links;
 }
 
-int pow2_floor(int x) {
-  int p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
+// One ordered pair's bandwidth per direction, and whether a fast link (NVLink, xGMI) carries it.
+struct PairLink {
+  double GBps = 0;
+  bool fast = false;
+};
+
+PairLink pair_link(const PathCode& code, double nvlink_factor, const TopologyReport& rep) {
+  switch (code.type) {
+    case PathType::nvlink: {
+      const double GBps = code.links * nvlink_factor * rep.nvlink_per_link_GBps;
+      // No bandwidth left (inactive links, or a GPU without NVLink): the pair falls back to PCIe.
+      if (GBps <= 0) return {rep.pcie_GBps, false};
+      return {GBps, true};
+    }
+    case PathType::xgmi:
+      return {rep.nvlink_per_link_GBps, true};  // nominal, like NVLink; amd-smi's NUMA BW figure is in a note
+    case PathType::pix:
+    case PathType::pxb:
+    case PathType::phb:
+    case PathType::node:
+    case PathType::sys:
+    case PathType::pcie: return {rep.pcie_GBps, false};
+    case PathType::self:
+    case PathType::unknown: break;
+  }
+  return {0, false};
 }
 
-std::string gbps(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+// Fills bandwidth_GBps and fast_link, and warns about the GPUs whose inactive NVLinks scaled their pairs.
+void fill_pair_bandwidths(const ActiveLinks& links, TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  rep.bandwidth_GBps.assign(gpus, std::vector<double>(gpus, 0.0));
+  rep.fast_link.assign(gpus, std::vector<bool>(gpus, false));
+  std::set<int> scaled;
+  for (int i = 0; i < gpus; ++i) {
+    for (int j = 0; j < gpus; ++j) {
+      if (i == j) continue;
+      const PathCode code = classify_code(rep.topology.links[i][j]);
+      if (code.type == PathType::nvlink) {
+        for (int gpu : {i, j}) {
+          if (links.factor[gpu] < 1.0) scaled.insert(gpu);
+        }
+      }
+      const PairLink pair = pair_link(code, std::min(links.factor[i], links.factor[j]), rep);
+      rep.bandwidth_GBps[i][j] = pair.GBps;
+      rep.fast_link[i][j] = pair.fast;
+    }
+  }
+  for (int gpu : scaled) {
+    rep.warnings.push_back(fmt::format("GPU{}: only {} active NVLink{} (nvlink status) where the matrix implies "
+                                       "more: its NVLink bandwidth is scaled by {:.2f}", gpu, links.active[gpu],
+                                       links.active[gpu] == 1 ? "" : "s", links.factor[gpu]));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stage 3: NVLink domains and all-to-all groups
+
+// Domains from the links that carry traffic both ways (inactive links removed), not from the codes as printed.
+std::vector<std::vector<int>> fast_link_domains(const TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  Topology effective;
+  effective.links.assign(gpus, std::vector<std::string>(gpus, "SYS"));
+  for (int i = 0; i < gpus; ++i) {
+    for (int j = 0; j < gpus; ++j) {
+      effective.links[i][j] = i == j ? "X" : (rep.fast_link[i][j] && rep.fast_link[j][i] ? "NV1" : "SYS");
+    }
+  }
+  return nvlink_domains(effective);
+}
+
+// Disjoint all-to-all groups covering each domain, largest first, then sorted.
+std::vector<std::vector<int>> all_to_all_groups(const TopologyReport& rep) {
+  std::vector<std::vector<int>> groups;
+  for (const auto& domain : rep.nvlink_domains) {
+    std::vector<int> left = domain;
+    while (!left.empty()) {
+      std::vector<int> clique = CliqueSearch(rep.fast_link).largest(left);
+      if (clique.empty()) clique = {left.front()};
+      for (int v : clique) left.erase(std::find(left.begin(), left.end(), v));
+      groups.push_back(clique);
+    }
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+int max_tp_in_domain(const TopologyReport& rep) {
+  std::size_t biggest = 1;
+  for (const auto& group : rep.all_to_all_groups) biggest = std::max(biggest, group.size());
+  return detail::pow2_floor(static_cast<int>(biggest));
+}
+
+double fastest_pair(const TopologyReport& rep) {
+  double fastest = 0;
+  for (const auto& row : rep.bandwidth_GBps) {
+    for (double GBps : row) fastest = std::max(fastest, GBps);
+  }
+  return fastest;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Stage 4: GPU-NIC pairing and network speed
+
+int rank_of(const std::string& code) { return path_rank(classify_code(code).type); }
+
+// Per NIC, the GPUs at its best distance; none for a NIC that reaches every GPU only through the CPU (storage,
+// management).
+std::vector<std::vector<int>> nearest_gpus_per_nic(const TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  std::vector<std::vector<int>> nearest(rep.topology.nics.size());
+  for (std::size_t nic = 0; nic < rep.topology.nics.size(); ++nic) {
+    const auto& codes = rep.topology.nics[nic].gpu_codes;
+    int best = path_rank(PathType::sys);
+    for (int gpu = 0; gpu < gpus; ++gpu) best = std::min(best, rank_of(codes[gpu]));
+    if (best >= path_rank(PathType::sys)) continue;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      if (rank_of(codes[gpu]) == best) nearest[nic].push_back(gpu);
+    }
+  }
+  return nearest;
+}
+
+// Each GPU's closest NIC, spreading ties over the NICs taken least so far (GPUs sharing a switch with two NICs use
+// both). Returns the GPUs whose closest NIC is across the CPU socket link.
+std::vector<int> assign_nearest_nics(TopologyReport& rep) {
+  const auto& nics = rep.topology.nics;
+  const int gpus = gpu_count(rep);
+  rep.nearest_nic.assign(gpus, -1);
+  std::vector<int> taken(nics.size(), 0);
+  std::vector<int> via_sys;
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    int best = path_rank(PathType::unknown);
+    for (const auto& nic : nics) best = std::min(best, rank_of(nic.gpu_codes[gpu]));
+    if (best >= path_rank(PathType::unknown)) continue;
+    int pick = -1;
+    for (std::size_t nic = 0; nic < nics.size(); ++nic) {
+      if (rank_of(nics[nic].gpu_codes[gpu]) != best) continue;
+      if (pick < 0 || taken[nic] < taken[pick]) pick = static_cast<int>(nic);
+    }
+    rep.nearest_nic[gpu] = pick;
+    ++taken[pick];
+    if (best >= path_rank(PathType::sys)) via_sys.push_back(gpu);
+  }
+  rep.compute_nics = static_cast<int>(std::count_if(taken.begin(), taken.end(), [](int t) { return t > 0; }));
+  return via_sys;
+}
+
+void pair_gpus_with_nics(TopologyReport& rep) {
+  rep.nic_nearest_gpus = nearest_gpus_per_nic(rep);
+  const std::vector<int> via_sys = assign_nearest_nics(rep);
+  if (!via_sys.empty()) {
+    rep.warnings.push_back(fmt::format("GPU{} {} reach{} the nearest NIC only through the CPU socket link (SYS): "
+                                       "GPUDirect RDMA crosses sockets", via_sys.size() == 1 ? "" : "s",
+                                       format_gpu_set(via_sys), via_sys.size() == 1 ? "es" : ""));
+  }
+}
+
+// --nic-GBps, else the usual NIC of the GPU's systems, else a 100 Gb/s class NIC (NCCL's default is of that class).
+void choose_nic_speed(const TopologyOptions& options, const HardwareCatalog& catalog, TopologyReport& rep) {
+  if (options.nic_GBps) {
+    rep.nic_GBps = *options.nic_GBps;
+    rep.nic_reason = "--nic-GBps";
+    return;
+  }
+  if (rep.rates && rep.rates->nic_GBps > 0) {
+    rep.nic_GBps = rep.rates->nic_GBps;
+    rep.nic_reason = fmt::format("{} (links.{}) assumed for {} systems; pass --nic-GBps", rep.rates->nic_name,
+                                 rep.rates->nic_link, rep.rates->generation);
+    return;
+  }
+  rep.nic_GBps = catalog_link_rate(catalog, kUnknownNic, false);
+  const LinkSpec* nic = catalog.find_link(kUnknownNic);
+  rep.nic_reason = fmt::format("{} (links.{}) assumed, the class of NCCL's default NIC speed; pass --nic-GBps",
+                               nic != nullptr ? nic->description : std::string("a 100 Gb/s NIC"), kUnknownNic);
+  if (!(rep.nic_GBps > 0)) {
+    throw InputError("catalog", fmt::format("no link '{}' for the default NIC", kUnknownNic),
+                     "pass --nic-GBps or keep links." + std::string(kUnknownNic) + " in the catalog");
+  }
+}
 
 }  // namespace
 
@@ -146,17 +518,17 @@ std::string format_gpu_set(const std::vector<int>& gpus) {
 }
 
 std::vector<std::vector<int>> nvlink_domains(const Topology& topology) {
-  const int n = static_cast<int>(topology.links.size());
-  std::vector<int> parent(n);
+  const int gpus = static_cast<int>(topology.links.size());
+  std::vector<int> parent(gpus);
   std::iota(parent.begin(), parent.end(), 0);
   std::function<int(int)> find = [&](int a) { return parent[a] == a ? a : parent[a] = find(parent[a]); };
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n && j < static_cast<int>(topology.links[i].size()); ++j) {
+  for (int i = 0; i < gpus; ++i) {
+    for (int j = 0; j < gpus && j < static_cast<int>(topology.links[i].size()); ++j) {
       if (i != j && is_fast(classify_code(topology.links[i][j]).type)) parent[find(i)] = find(j);
     }
   }
   std::map<int, std::vector<int>> groups;
-  for (int i = 0; i < n; ++i) groups[find(i)].push_back(i);
+  for (int i = 0; i < gpus; ++i) groups[find(i)].push_back(i);
   std::vector<std::vector<int>> out;
   for (auto& [root, members] : groups) out.push_back(members);
   std::sort(out.begin(), out.end());
@@ -164,513 +536,37 @@ std::vector<std::vector<int>> nvlink_domains(const Topology& topology) {
 }
 
 TopologyReport analyze_topology(const Topology& topology, const TopologyOptions& options) {
+  check_inputs(topology, options);
   TopologyReport rep;
   rep.topology = topology;
   rep.warnings = topology.warnings;
-  const int n = static_cast<int>(topology.gpus.size());
-  if (static_cast<int>(topology.links.size()) != n ||
-      std::any_of(topology.links.begin(), topology.links.end(), [&](const auto& r) { return static_cast<int>(r.size()) != n; })) {
-    throw InputError("topology", fmt::format("{} GPUs but a {}-row link matrix", n, topology.links.size()),
-                     "one row and one column per GPU");
-  }
-  if (options.nic_GBps && !(*options.nic_GBps > 0 && std::isfinite(*options.nic_GBps))) {
-    throw InputError("--nic-GBps", fmt::format("{}", *options.nic_GBps), "a positive number of GB/s per NIC");
-  }
   if (options.nvlink_status) {
     for (const auto& w : options.nvlink_status->warnings) rep.warnings.push_back("nvlink status: " + w);
   }
+  count_fast_codes(rep);
 
-  // NVLink counts as printed.
-  int max_nv = 0;
-  int min_nv = 0;
-  bool any_xgmi = false;
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      const PathCode c = classify_code(topology.links[i][j]);
-      if (c.type == PathType::nvlink) {
-        max_nv = std::max(max_nv, c.links);
-        min_nv = min_nv == 0 ? c.links : std::min(min_nv, c.links);
-      }
-      any_xgmi = any_xgmi || c.type == PathType::xgmi;
-    }
-  }
-
-  // The GPU: --gpu, then names (nvlink -s, NVML), then the nvlink -s rate, then the NV# pattern. Rates from the
-  // catalog entry found.
+  // 1. Rates.
   const HardwareCatalog& catalog = detail::topology_catalog(options.catalog);
-  auto named = [&](const GpuLinkRates& r, std::string_view name) {
-    return r.gpu == name ? std::string() : fmt::format(" = {}", r.gpu);
-  };
-  if (!options.gpu_name.empty()) {
-    rep.rates = link_rates_for_gpu(options.gpu_name, &catalog);
-    if (!rep.rates) (void)catalog.gpu(options.gpu_name);  // throws InputError (--gpu) with the closest names
-    if (!rep.rates) throw InputError("--gpu", options.gpu_name, "a GPU of the hardware catalog");
-    rep.rates_reason = fmt::format("--gpu {}{}", options.gpu_name, named(*rep.rates, options.gpu_name));
-  }
-  if (!rep.rates && options.nvlink_status) {
-    for (const auto& g : options.nvlink_status->gpus) {
-      if ((rep.rates = link_rates_for_gpu(g.name, &catalog))) {
-        rep.rates_reason = fmt::format("GPU name '{}' in the nvlink status{}", g.name, named(*rep.rates, g.name));
-        break;
-      }
-    }
-    if (!rep.rates) {
-      for (const auto& g : options.nvlink_status->gpus) {
-        if (g.per_link_GBps > 0 && (rep.rates = link_rates_for_smi_rate(g.per_link_GBps, &catalog))) {
-          rep.rates_reason = fmt::format("per-link rate {} GB/s in the nvlink status ({}, taken as {})",
-                                         g.per_link_GBps, rep.rates->nvlink_link, rep.rates->gpu);
-          break;
-        }
-      }
-    }
-  }
-  if (!rep.rates) {
-    for (const auto& g : topology.gpus) {
-      if (!g.name.empty() && (rep.rates = link_rates_for_gpu(g.name, &catalog))) {
-        rep.rates_reason = fmt::format("GPU name '{}'{}", g.name, named(*rep.rates, g.name));
-        break;
-      }
-    }
-  }
-  if (!rep.rates) {
-    std::optional<PatternGuess> guess;
-    if (max_nv == 18) {
-      guess = PatternGuess{"h100-sxm-80gb", "NV18 (Hopper: 18 NVLinks per GPU; Blackwell also shows NV18: pass --gpu b200)"};
-    } else if (max_nv == 12) {
-      guess = PatternGuess{"a100-sxm-80gb", "NV12 (A100: 12 NVLinks per GPU)"};
-    } else if (max_nv == 8 && min_nv == 8) {
-      guess = PatternGuess{"h800-sxm-80gb", "NV8 (H800: 8 NVLinks per GPU)"};
-    } else if (max_nv == 2 && min_nv == 1 && n == 8) {
-      guess = PatternGuess{"v100-sxm-32gb", "the NV1/NV2 hybrid cube mesh (DGX-1 with V100)"};
-    } else if (max_nv == 1 && n == 8) {
-      guess = PatternGuess{"p100-sxm-16gb", "the NV1 hybrid cube mesh (DGX-1 with P100)"};
-    } else if (max_nv == 4 && n <= 2) {
-      guess = PatternGuess{"rtx-3090", "an NV4 bridge (RTX 3090 / RTX A6000 class)"};
-    } else if (any_xgmi) {
-      guess = PatternGuess{"mi300x", "the xGMI mesh (assumed MI300-class; pass --gpu otherwise)"};
-    }
-    if (guess) {
-      rep.rates = link_rates_for_gpu(guess->gpu, &catalog);
-      if (rep.rates) rep.rates_reason = fmt::format("inferred from {}; taken as {}", guess->why, guess->gpu);
-      else rep.warnings.push_back(fmt::format("the catalog has no GPU '{}', inferred from {}", guess->gpu, guess->why));
-    }
-  }
-  auto catalog_rate = [&](std::string_view link, bool nccl_model) {
-    const LinkSpec* l = catalog.find_link(link);
-    if (l == nullptr) return 0.0;
-    return nccl_model && l->nccl_model_GBps > 0 ? l->nccl_model_GBps : l->per_direction_GBps;
-  };
-  double nvlink_GBps = rep.rates ? rep.rates->nvlink_per_link_GBps : 0;
-  double pcie_GBps = rep.rates ? rep.rates->pcie_GBps : 0;
-  if (!rep.rates) {
-    rep.rates_reason = "unknown";
-    nvlink_GBps = catalog_rate(kUnknownNvlink, true);
-    pcie_GBps = catalog_rate(kUnknownPcie, false);
-    if (max_nv > 0) {
-      rep.warnings.push_back(fmt::format("GPU generation unknown: NVLink assumed at {} GB/s per link per direction "
-                                         "(NCCL's model rate of links.{}); pass --gpu or --nvlink for exact rates",
-                                         nvlink_GBps, kUnknownNvlink));
-    }
-    if (n > 1) {
-      rep.warnings.push_back(fmt::format("GPU generation unknown: PCIe assumed 4.0 x16 ({} GB/s per direction, "
-                                         "links.{}); pass --gpu for the right generation", pcie_GBps, kUnknownPcie));
-    }
-  } else if (pcie_GBps <= 0 && n > 1) {
-    pcie_GBps = catalog_rate(kUnknownPcie, false);
-    rep.warnings.push_back(fmt::format("the catalog gives {} no host link: PCIe assumed 4.0 x16 ({} GB/s per "
-                                       "direction, links.{})", rep.rates->gpu, pcie_GBps, kUnknownPcie));
-  }
+  choose_rates(options, catalog, rep);
+  fill_link_rates(catalog, rep);
 
-  // Active NVLinks per GPU (nvlink status) against the links the matrix implies: the sum of NV# over peers, or on
-  // a switch board (the sum exceeds the GPU's links) the NV# itself. Fewer active links scale the GPU's pairs down
-  // in proportion (which link leads to which peer is not printed).
-  std::vector<double> link_factor(n, 1.0);
-  std::vector<int> active(n, -1);
-  if (options.nvlink_status) {
-    for (const auto& g : options.nvlink_status->gpus) {
-      if (g.gpu < 0 || g.gpu >= n) continue;
-      int sum = 0;
-      int most = 0;
-      for (int j = 0; j < n; ++j) {
-        const PathCode c = classify_code(topology.links[g.gpu][j]);
-        if (c.type == PathType::nvlink && j != g.gpu) {
-          sum += c.links;
-          most = std::max(most, c.links);
-        }
-      }
-      const int per_gpu = rep.rates ? rep.rates->nvlinks_per_gpu : 0;
-      const int claimed = per_gpu > 0 && sum > per_gpu ? most : sum;
-      active[g.gpu] = g.links_active;
-      if (claimed > 0 && g.links_active < claimed) link_factor[g.gpu] = static_cast<double>(g.links_active) / claimed;
-    }
-  }
+  // 2. Bandwidth per pair, per direction.
+  fill_pair_bandwidths(active_nvlinks(options, rep), rep);
 
-  // Bandwidth per pair, per direction.
-  rep.bandwidth_GBps.assign(n, std::vector<double>(n, 0.0));
-  Graph graph;
-  graph.n = n;
-  graph.adj.assign(n, std::vector<char>(n, 0));
-  std::set<int> capped;
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const PathCode c = classify_code(topology.links[i][j]);
-      double b = 0;
-      switch (c.type) {
-        case PathType::nvlink: {
-          const double f = std::min(link_factor[i], link_factor[j]);
-          for (int g : {i, j}) {
-            if (link_factor[g] < 1.0) capped.insert(g);
-          }
-          b = c.links * f * nvlink_GBps;
-          if (b <= 0) b = pcie_GBps;
-          else graph.adj[i][j] = 1;
-          break;
-        }
-        case PathType::xgmi:
-          b = nvlink_GBps;  // nominal, like NVLink; amd-smi's NUMA BW figure is reported in a note
-          graph.adj[i][j] = 1;
-          break;
-        case PathType::pix:
-        case PathType::pxb:
-        case PathType::phb:
-        case PathType::node:
-        case PathType::sys:
-        case PathType::pcie: b = pcie_GBps; break;
-        case PathType::self:
-        case PathType::unknown: b = 0; break;
-      }
-      rep.bandwidth_GBps[i][j] = b;
-    }
-  }
-  for (int g : capped) {
-    rep.warnings.push_back(fmt::format("GPU{}: only {} active NVLink{} (nvlink status) where the matrix implies "
-                                       "more: its NVLink bandwidth is scaled by {:.2f}", g, active[g],
-                                       active[g] == 1 ? "" : "s", link_factor[g]));
-  }
-  // Domains from the links that carry traffic.
-  {
-    Topology effective;
-    effective.links.assign(n, std::vector<std::string>(n, "SYS"));
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) effective.links[i][j] = i == j ? "X" : (graph.adj[i][j] && graph.adj[j][i] ? "NV1" : "SYS");
-    }
-    rep.nvlink_domains = nvlink_domains(effective);
-  }
-  // Disjoint all-to-all groups covering each domain, largest first.
-  for (const auto& d : rep.nvlink_domains) {
-    std::vector<int> left = d;
-    while (!left.empty()) {
-      std::vector<int> c = max_clique(graph, left);
-      if (c.empty()) c = {left.front()};
-      for (int v : c) left.erase(std::find(left.begin(), left.end(), v));
-      rep.all_to_all_groups.push_back(c);
-    }
-  }
-  std::sort(rep.all_to_all_groups.begin(), rep.all_to_all_groups.end());
-  std::size_t biggest = 1;
-  for (const auto& g : rep.all_to_all_groups) biggest = std::max(biggest, g.size());
-  rep.max_tp_in_domain = pow2_floor(static_cast<int>(biggest));
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < n; ++j) rep.fastest_gpu_GBps = std::max(rep.fastest_gpu_GBps, rep.bandwidth_GBps[i][j]);
-  }
+  // 3. Domains and all-to-all groups.
+  rep.nvlink_domains = fast_link_domains(rep);
+  rep.all_to_all_groups = all_to_all_groups(rep);
+  rep.max_tp_in_domain = max_tp_in_domain(rep);
+  rep.fastest_gpu_GBps = fastest_pair(rep);
 
-  // GPU-NIC pairing: the closest NIC, spreading ties over NICs not yet taken.
-  const auto& nics = topology.nics;
-  rep.nic_nearest_gpus.assign(nics.size(), {});
-  rep.nearest_nic.assign(n, -1);
-  std::vector<int> taken(nics.size(), 0);
-  std::vector<int> via_sys;
-  for (std::size_t c = 0; c < nics.size(); ++c) {
-    int best = path_rank(PathType::sys);
-    for (int i = 0; i < n; ++i) best = std::min(best, path_rank(classify_code(nics[c].gpu_codes[i]).type));
-    if (best >= path_rank(PathType::sys)) continue;  // a NIC far from every GPU (storage, management)
-    for (int i = 0; i < n; ++i) {
-      if (path_rank(classify_code(nics[c].gpu_codes[i]).type) == best) rep.nic_nearest_gpus[c].push_back(i);
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    int best_rank = path_rank(PathType::unknown);
-    for (const auto& nic : nics) best_rank = std::min(best_rank, path_rank(classify_code(nic.gpu_codes[i]).type));
-    if (best_rank >= path_rank(PathType::unknown)) continue;
-    int pick = -1;
-    for (std::size_t c = 0; c < nics.size(); ++c) {
-      if (path_rank(classify_code(nics[c].gpu_codes[i]).type) != best_rank) continue;
-      if (pick < 0 || taken[c] < taken[pick]) pick = static_cast<int>(c);
-    }
-    rep.nearest_nic[i] = pick;
-    ++taken[pick];
-    if (best_rank >= path_rank(PathType::sys)) via_sys.push_back(i);
-  }
-  rep.compute_nics = static_cast<int>(std::count_if(taken.begin(), taken.end(), [](int t) { return t > 0; }));
-  if (!via_sys.empty()) {
-    rep.warnings.push_back(fmt::format("GPU{} {} reach{} the nearest NIC only through the CPU socket link (SYS): "
-                                       "GPUDirect RDMA crosses sockets", via_sys.size() == 1 ? "" : "s", format_gpu_set(via_sys),
-                                       via_sys.size() == 1 ? "es" : ""));
-  }
+  // 4. Network.
+  pair_gpus_with_nics(rep);
+  choose_nic_speed(options, catalog, rep);
 
-  // Network speed.
-  if (options.nic_GBps) {
-    rep.nic_GBps = *options.nic_GBps;
-    rep.nic_reason = "--nic-GBps";
-  } else if (rep.rates && rep.rates->nic_GBps > 0) {
-    rep.nic_GBps = rep.rates->nic_GBps;
-    rep.nic_reason = fmt::format("{} (links.{}) assumed for {} systems; pass --nic-GBps", rep.rates->nic_name,
-                                 rep.rates->nic_link, rep.rates->generation);
-  } else {
-    rep.nic_GBps = catalog_rate(kUnknownNic, false);
-    const LinkSpec* l = catalog.find_link(kUnknownNic);
-    rep.nic_reason = fmt::format("{} (links.{}) assumed, the class of NCCL's default NIC speed; pass --nic-GBps",
-                                 l != nullptr ? l->description : std::string("a 100 Gb/s NIC"), kUnknownNic);
-    if (!(rep.nic_GBps > 0)) {
-      throw InputError("catalog", fmt::format("no link '{}' for the default NIC", kUnknownNic),
-                       "pass --nic-GBps or keep links." + std::string(kUnknownNic) + " in the catalog");
-    }
-  }
-
-  // ---- Advice ----
-  auto& adv = rep.advice;
-  std::vector<std::vector<int>> multi;
-  for (const auto& d : rep.nvlink_domains) {
-    if (d.size() > 1) multi.push_back(d);
-  }
-  const std::string fast_name = any_xgmi ? "xGMI" : "NVLink";
-  auto min_bw_in = [&](const std::vector<int>& g) {
-    double m = 0;
-    for (int a : g) {
-      for (int b : g) {
-        if (a != b) m = m == 0 ? rep.bandwidth_GBps[a][b] : std::min(m, rep.bandwidth_GBps[a][b]);
-      }
-    }
-    return m;
-  };
-  if (n == 1) {
-    adv.push_back("One GPU: no tensor, expert or pipeline parallelism inside the node; scale out with data "
-                  "parallelism over the network.");
-  } else if (multi.empty()) {
-    int best = path_rank(PathType::unknown);
-    std::string best_code;
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        if (i != j && path_rank(classify_code(topology.links[i][j]).type) < best) {
-          best = path_rank(classify_code(topology.links[i][j]).type);
-          best_code = topology.links[i][j];
-        }
-      }
-    }
-    adv.push_back(fmt::format("No {} between any GPUs: every pair communicates over PCIe (best path: {}), about {} GB/s "
-                              "per direction. Tensor and expert parallelism would pay PCIe speed on every layer: "
-                              "prefer tensor parallelism 1, with pipeline parallelism across these GPUs (only "
-                              "activations cross between stages) and data parallelism (ZeRO/FSDP) outermost.",
-                              fast_name, best_code.empty() ? std::string("unknown") : describe_path(best_code),
-                              gbps(pcie_GBps)));
-    if (best_code.size() > 0 && (classify_code(best_code).type == PathType::pix ||
-                                 classify_code(best_code).type == PathType::pxb)) {
-      adv.push_back("If tensor parallelism is unavoidable, keep each group to GPUs behind the same PCIe switch "
-                    "(PIX/PXB), not across the CPU.");
-    }
-  } else {
-    for (const auto& d : multi) {
-      std::vector<std::vector<int>> groups;
-      for (const auto& g : rep.all_to_all_groups) {
-        if (std::includes(d.begin(), d.end(), g.begin(), g.end())) groups.push_back(g);
-      }
-      std::size_t gmax = 0;
-      for (const auto& g : groups) gmax = std::max(gmax, g.size());
-      if (groups.size() == 1) {
-        adv.push_back(fmt::format("GPUs {}: one {} domain, every pair linked directly ({} GB/s per direction per pair). "
-                                  "Tensor and expert parallelism up to {} stay on {}{}.",
-                                  format_gpu_set(d), fast_name, gbps(min_bw_in(d)), pow2_floor(static_cast<int>(d.size())),
-                                  fast_name,
-                                  pow2_floor(static_cast<int>(d.size())) != static_cast<int>(d.size())
-                                      ? fmt::format(" (largest power of two of {} GPUs)", d.size())
-                                      : ""));
-      } else {
-        std::string names;
-        for (const auto& g : groups) {
-          if (g.size() == gmax) names += (names.empty() ? "" : ", ") + format_gpu_set(g);
-        }
-        std::string ring;
-        if (d.size() <= 16) {
-          std::set<double> levels;
-          for (int a : d) {
-            for (int b : d) {
-              if (a != b && graph.adj[a][b]) levels.insert(rep.bandwidth_GBps[a][b]);
-            }
-          }
-          for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
-            if (has_ring(d, rep.bandwidth_GBps, *it)) {
-              ring = fmt::format(" A ring through all {} GPUs exists on {} alone (at {} GB/s per direction, its "
-                                 "slowest hop), so ring all-reduce over {} GPUs still avoids PCIe, but all-to-all "
-                                 "(expert parallelism) and tensor parallelism beyond {} reach pairs without a link.",
-                                 d.size(), fast_name, gbps(*it), d.size(), gmax);
-              break;
-            }
-          }
-        }
-        adv.push_back(fmt::format("GPUs {}: one {} domain but not all-to-all (some pairs have no direct link). The "
-                                  "largest fully connected groups have {} GPUs: {}. Keep tensor and expert "
-                                  "parallelism to {} inside such a group; put pipeline or data parallelism across the "
-                                  "groups.{}",
-                                  format_gpu_set(d), fast_name, gmax, names, pow2_floor(static_cast<int>(gmax)),
-                                  ring));
-        // Which group pairs are only partly linked.
-        for (std::size_t a = 0; a < groups.size(); ++a) {
-          for (std::size_t b = a + 1; b < groups.size(); ++b) {
-            int linked = 0;
-            int worst = 0;
-            std::string worst_code;
-            for (int x : groups[a]) {
-              for (int y : groups[b]) {
-                const PathCode c = classify_code(topology.links[x][y]);
-                if (graph.adj[x][y]) ++linked;
-                else if (path_rank(c.type) >= worst) {
-                  worst = path_rank(c.type);
-                  worst_code = topology.links[x][y];
-                }
-              }
-            }
-            const int pairs = static_cast<int>(groups[a].size() * groups[b].size());
-            if (linked < pairs && !worst_code.empty()) {
-              rep.warnings.push_back(fmt::format("GPUs {} and {}: only {} of {} pairs have a direct {}; the others go "
-                                                 "over {}: all-to-all across them (expert parallelism) runs at PCIe "
-                                                 "speed", format_gpu_set(groups[a]), format_gpu_set(groups[b]), linked,
-                                                 pairs, fast_name, describe_path(worst_code)));
-            }
-          }
-        }
-      }
-    }
-    if (multi.size() > 1 || multi.front().size() < static_cast<std::size_t>(n)) {
-      adv.push_back(fmt::format("Tensor and expert parallelism must not span {} domains; use pipeline parallelism "
-                                "(or data parallelism) between them.", fast_name));
-    }
-  }
-  // Domains joined only by PCIe.
-  if (!multi.empty() && rep.nvlink_domains.size() > 1) {
-    int shown = 0;
-    for (std::size_t a = 0; a < rep.nvlink_domains.size(); ++a) {
-      for (std::size_t b = a + 1; b < rep.nvlink_domains.size(); ++b) {
-        int best = path_rank(PathType::unknown) + 1;
-        std::string code;
-        for (int x : rep.nvlink_domains[a]) {
-          for (int y : rep.nvlink_domains[b]) {
-            const int r = path_rank(classify_code(topology.links[x][y]).type);
-            if (r < best) {
-              best = r;
-              code = topology.links[x][y];
-            }
-          }
-        }
-        if (++shown > 12) continue;
-        rep.warnings.push_back(fmt::format("GPUs {} and {} share only {}: tensor parallelism across them runs at PCIe "
-                                           "speed", format_gpu_set(rep.nvlink_domains[a]),
-                                           format_gpu_set(rep.nvlink_domains[b]), describe_path(code)));
-      }
-    }
-  } else if (multi.empty() && n > 1) {
-    // PCIe only: islands of GPUs joined by better than the worst path, and what joins the islands.
-    int worst = 0;
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        if (i != j) worst = std::max(worst, path_rank(classify_code(topology.links[i][j]).type));
-      }
-    }
-    Topology near;
-    for (int i = 0; i < n; ++i) {
-      near.links.emplace_back();
-      for (int j = 0; j < n; ++j) {
-        const bool close = i != j && path_rank(classify_code(topology.links[i][j]).type) < worst;
-        near.links[i].emplace_back(i == j ? "X" : close ? "NV1" : "SYS");
-      }
-    }
-    const auto islands = nvlink_domains(near);
-    int shown = 0;
-    for (std::size_t a = 0; a < islands.size() && islands.size() > 1; ++a) {
-      for (std::size_t b = a + 1; b < islands.size(); ++b) {
-        if (++shown > 12) break;
-        const std::string code = topology.links[islands[a][0]][islands[b][0]];
-        rep.warnings.push_back(fmt::format("GPUs {} and {} share only {}: tensor parallelism across them runs at PCIe "
-                                           "speed", format_gpu_set(islands[a]), format_gpu_set(islands[b]),
-                                           describe_path(code)));
-      }
-    }
-    for (const auto& isl : islands) {
-      if (isl.size() < 2) continue;
-      int r = 0;
-      std::string code;
-      for (int x : isl) {
-        for (int y : isl) {
-          if (x != y && path_rank(classify_code(topology.links[x][y]).type) >= r) {
-            r = path_rank(classify_code(topology.links[x][y]).type);
-            code = topology.links[x][y];
-          }
-        }
-      }
-      rep.advice.push_back(fmt::format("GPUs {} are the closest over PCIe (worst pair: {}): a tensor-parallel group of "
-                                       "{} would run at PCIe speed but without crossing the CPU socket link.",
-                                       format_gpu_set(isl), describe_path(code), isl.size()));
-    }
-  }
-  // A switch-like board where a GPU lacks links: a degraded NVLink or NVSwitch.
-  if (max_nv >= 6 && max_nv == min_nv && n >= 4) {
-    std::vector<int> odd;
-    for (int i = 0; i < n; ++i) {
-      int links = 0;
-      for (int j = 0; j < n; ++j) links += (i != j && classify_code(topology.links[i][j]).type == PathType::nvlink) ? 1 : 0;
-      if (links < n - 1 && links * 2 < n) odd.push_back(i);
-    }
-    int total = 0;
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) total += classify_code(topology.links[i][j]).type == PathType::nvlink ? 1 : 0;
-    }
-    if (!odd.empty() && total > 0 && static_cast<int>(odd.size()) * 2 < n) {
-      rep.warnings.push_back(fmt::format("GPU {} show{} no NVLink to most GPUs while the others are all-to-all {}: a "
-                                         "degraded NVLink or NVSwitch; check nvidia-smi nvlink -s and the fabric manager",
-                                         format_gpu_set(odd), odd.size() == 1 ? "s" : "", fmt::format("NV{}", max_nv)));
-    }
-  }
-  // Network gap and where the outer dimensions go.
-  if (n > 0) {
-    std::string share;
-    double per_gpu = rep.nic_GBps;
-    if (rep.compute_nics > 0) {
-      per_gpu = rep.nic_GBps * rep.compute_nics / n;
-      share = fmt::format("{} NIC{} near the GPUs serve{} {} GPU{} ({} GB/s per GPU)", rep.compute_nics,
-                          rep.compute_nics == 1 ? "" : "s", rep.compute_nics == 1 ? "s" : "", n, n == 1 ? "" : "s",
-                          gbps(per_gpu));
-    } else {
-      share = "no NICs in the input: one NIC per GPU assumed";
-    }
-    if (rep.fastest_gpu_GBps > 0) {
-      adv.push_back(fmt::format("Network: the fastest GPU-GPU path ({} GB/s per direction) is {:.1f}x each GPU's share "
-                                "of the network ({} GB/s per NIC, {}; {}). Keep tensor and expert parallelism inside "
-                                "the node; put pipeline stages and data parallelism across nodes.",
-                                gbps(rep.fastest_gpu_GBps), rep.fastest_gpu_GBps / per_gpu, gbps(rep.nic_GBps),
-                                rep.nic_reason, share));
-    } else {
-      adv.push_back(fmt::format("Network: {} GB/s per NIC ({}); {}.", gbps(rep.nic_GBps), rep.nic_reason, share));
-    }
-  }
-  if (!topology.reported_bandwidth_GBps.empty()) {
-    double hi = 0;
-    for (const auto& row : topology.reported_bandwidth_GBps) {
-      for (double v : row) hi = std::max(hi, v);
-    }
-    if (hi > 0) {
-      adv.push_back(fmt::format("amd-smi reports up to {} GB/s between GPUs (NUMA BW table); the bandwidths above are "
-                                "nominal link rates.", gbps(hi)));
-    }
-  }
-  std::map<int, std::vector<int>> numa;
-  for (const auto& g : topology.gpus) {
-    if (g.numa_node) numa[*g.numa_node].push_back(g.index);
-  }
-  if (numa.size() > 1) {
-    std::string s;
-    for (const auto& [node, gs] : numa) s += fmt::format("{}GPUs {} on NUMA node {}", s.empty() ? "" : ", ", format_gpu_set(gs), node);
-    adv.push_back(fmt::format("Bind each rank's CPU threads and data loader to its GPU's NUMA node: {}.", s));
-  }
+  // 5. Advice, from the report alone.
+  detail::TopologyAdvice advice = detail::topology_advice(rep);
+  for (auto& line : advice.advice) rep.advice.push_back(std::move(line));
+  for (auto& line : advice.warnings) rep.warnings.push_back(std::move(line));
   return rep;
 }
 

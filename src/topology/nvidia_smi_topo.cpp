@@ -140,195 +140,264 @@ std::string describe_path(std::string_view code) {
   return fmt::format("an unknown path ({})", code);
 }
 
-Topology parse_nvidia_smi_topo(std::string_view text) {
-  const std::vector<std::string> lines = clean_lines(text);
-  Topology topo;
-  topo.format = "nvidia-smi topo -m";
+// ---------------------------------------------------------------------------------------------------------------
+// `nvidia-smi topo -m`, read in order: the header, the matrix rows up to the Legend, the NIC Legend; then the GPU
+// x GPU links, the GPUs' affinity fields and the NICs are assembled from them, with the checks of each part.
 
-  // Header: the first line whose first cell is GPU0 and whose second is not X (a GPU0 data row has X there).
-  std::size_t header = lines.size();
+namespace {
+
+// The header's columns: GPU0..GPUn-1, the NIC labels, then the affinity columns.
+struct Columns {
+  int gpus = 0;
+  std::vector<std::string> nic_labels;
+  std::vector<AffinityColumn> affinity;
+
+  int devices() const { return gpus + static_cast<int>(nic_labels.size()); }
+  // "GPU3" for a GPU column, the label for a NIC column.
+  std::string device_name(int column) const {
+    return column < gpus ? fmt::format("GPU{}", column) : nic_labels[column - gpus];
+  }
+  bool has_nic_column(const std::string& label) const {
+    return std::find(nic_labels.begin(), nic_labels.end(), label) != nic_labels.end();
+  }
+};
+
+// The matrix rows, up to the Legend.
+struct MatrixRows {
+  std::map<int, Row> gpus;   // by GPU index
+  std::vector<Row> nics;     // in input order
+  std::size_t end_line = 0;  // the first line after the matrix: the Legend, or the end of the input
+};
+
+// Header: the first line whose first cell is GPU0 and whose second is not X (a GPU0 data row has X there).
+std::size_t find_header(const std::vector<std::string>& lines) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string trimmed = trim(lines[i]);
     if (is_comment_or_prompt(trimmed)) continue;
-    const auto t = tokens(trimmed);
-    if (!t.empty() && t[0] == "GPU0" && (t.size() == 1 || t[1] != "X")) {
-      header = i;
-      break;
-    }
+    const auto cells = tokens(trimmed);
+    if (!cells.empty() && cells[0] == "GPU0" && (cells.size() == 1 || cells[1] != "X")) return i;
   }
-  if (header == lines.size()) {
-    throw InputError("not an nvidia-smi topo -m output: no header line naming GPU0 (expected a line such as "
-                     "'GPU0 GPU1 ... CPU Affinity' before the matrix)");
-  }
+  throw InputError("not an nvidia-smi topo -m output: no header line naming GPU0 (expected a line such as "
+                   "'GPU0 GPU1 ... CPU Affinity' before the matrix)");
+}
 
-  // Columns: GPU0..GPUn-1, NIC labels, then the affinity columns (multi-word names kept together).
-  const auto head = tokens(lines[header]);
-  std::vector<std::string> nic_labels;
-  std::vector<AffinityColumn> affinity;
-  int ngpu = 0;
+// An affinity column name at head[k] ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID": the words are separate
+// cells): appends it and moves k to its last word. False when head[k] starts no such name.
+bool read_affinity_column(const std::vector<std::string>& head, std::size_t& k, std::vector<AffinityColumn>& affinity) {
+  const bool next_is_affinity = k + 1 < head.size() && starts_with_ci("Affinity", head[k + 1]);
+  if (equals_ci(head[k], "CPU")) {
+    affinity.push_back(AffinityColumn::cpu);
+    if (next_is_affinity) ++k;
+    return true;
+  }
+  if (equals_ci(head[k], "NUMA")) {
+    affinity.push_back(AffinityColumn::numa);
+    if (next_is_affinity) ++k;
+    return true;
+  }
+  if (equals_ci(head[k], "GPU") && k + 1 < head.size() && equals_ci(head[k + 1], "NUMA")) {
+    affinity.push_back(AffinityColumn::gpu_numa_id);
+    k += 1;
+    if (k + 1 < head.size() && equals_ci(head[k + 1], "ID")) ++k;
+    return true;
+  }
+  return false;
+}
+
+// Columns: GPU0..GPUn-1 in order, then NIC labels, then the affinity columns (multi-word names kept together).
+Columns read_header(const std::vector<std::string>& head, std::vector<std::string>& warnings) {
+  Columns columns;
   for (std::size_t k = 0; k < head.size(); ++k) {
-    const std::string& h = head[k];
-    int idx = 0;
-    if (equals_ci(h, "CPU")) {
-      affinity.push_back(AffinityColumn::cpu);
-      if (k + 1 < head.size() && starts_with_ci("Affinity", head[k + 1])) ++k;
-    } else if (equals_ci(h, "NUMA")) {
-      affinity.push_back(AffinityColumn::numa);
-      if (k + 1 < head.size() && starts_with_ci("Affinity", head[k + 1])) ++k;
-    } else if (equals_ci(h, "GPU") && k + 1 < head.size() && equals_ci(head[k + 1], "NUMA")) {
-      affinity.push_back(AffinityColumn::gpu_numa_id);
-      k += 1;
-      if (k + 1 < head.size() && equals_ci(head[k + 1], "ID")) ++k;
-    } else if (!affinity.empty()) {
-      topo.warnings.push_back(fmt::format("header column '{}' after the affinity columns ignored", excerpt(h)));
-    } else if (numbered_label(h, "GPU", idx)) {
-      if (!nic_labels.empty() || idx != ngpu) {
-        throw InputError("nvidia-smi topo -m header", fmt::format("column '{}' at position {}", h, k + 1),
+    const std::string& name = head[k];
+    int index = 0;
+    if (read_affinity_column(head, k, columns.affinity)) {
+      // Nothing else to do: the affinity values are read per GPU row.
+    } else if (!columns.affinity.empty()) {
+      warnings.push_back(fmt::format("header column '{}' after the affinity columns ignored", excerpt(name)));
+    } else if (numbered_label(name, "GPU", index)) {
+      if (!columns.nic_labels.empty() || index != columns.gpus) {
+        throw InputError("nvidia-smi topo -m header", fmt::format("column '{}' at position {}", name, k + 1),
                          fmt::format("GPU columns numbered GPU0, GPU1, ... in order, before any NIC column "
-                                     "(expected GPU{} here)", ngpu));
+                                     "(expected GPU{} here)", columns.gpus));
       }
-      ++ngpu;
+      ++columns.gpus;
     } else {
-      if (std::find(nic_labels.begin(), nic_labels.end(), h) != nic_labels.end()) {
-        throw InputError("nvidia-smi topo -m header", fmt::format("column '{}' twice", excerpt(h)),
+      if (columns.has_nic_column(name)) {
+        throw InputError("nvidia-smi topo -m header", fmt::format("column '{}' twice", excerpt(name)),
                          "each device named once");
       }
-      nic_labels.push_back(h);
+      columns.nic_labels.push_back(name);
     }
-    if (ngpu + static_cast<int>(nic_labels.size()) > kMaxDevices) {
+    if (columns.devices() > kMaxDevices) {
       throw InputError("nvidia-smi topo -m header", "more than 1024 device columns", "up to 1024 GPUs and NICs");
     }
   }
-  const int ndev = ngpu + static_cast<int>(nic_labels.size());
+  return columns;
+}
 
-  // Rows, up to the Legend.
-  std::map<int, Row> gpu_rows;
-  std::vector<Row> nic_rows;
+// One matrix row: a code per device column, then the values after them (affinity). A row may stop early (a
+// clipped copy), but only after the GPU columns, and only a NIC row; a cell that is neither a code nor an
+// affinity value is an unknown code.
+Row read_row(const std::vector<std::string>& cells, bool is_gpu, const Columns& columns,
+             std::vector<std::string>& warnings) {
+  Row row;
+  row.label = cells[0];
+  std::size_t k = 1;
+  while (k < cells.size() && static_cast<int>(row.codes.size()) < columns.devices() && is_nvidia_code(cells[k])) {
+    row.codes.push_back(cells[k]);
+    ++k;
+  }
+  const int have = static_cast<int>(row.codes.size());
+  if (have < columns.devices()) {
+    const std::string column = columns.device_name(have);
+    if (k < cells.size()) {
+      if (!is_affinity_like(cells[k])) {
+        throw InputError(fmt::format("nvidia-smi topo -m: row {}, column {}: unknown connection code '{}'; "
+                                     "accepted: {}", row.label, column, excerpt(cells[k]), kAcceptedCodes));
+      }
+      if (is_gpu || have < columns.gpus) {
+        throw InputError(fmt::format("nvidia-smi topo -m: the matrix is not square: row {} has {} entries but the "
+                                     "header names {} devices (next cell '{}' where column {} was expected); "
+                                     "accepted: one code per device column",
+                                     row.label, have, columns.devices(), excerpt(cells[k]), column));
+      }
+    }
+    row.clipped = true;
+  }
+  // Codes beyond the header's columns: the header was clipped at the right.
+  int extra = 0;
+  while (k < cells.size() && is_nvidia_code(cells[k])) {
+    ++extra;
+    ++k;
+  }
+  if (extra > 0) {
+    warnings.push_back(fmt::format("row {} has {} more entr{} than the header has columns: ignored "
+                                   "(header clipped?)", row.label, extra, extra == 1 ? "y" : "ies"));
+  }
+  for (; k < cells.size(); ++k) row.values.push_back(cells[k]);
+  return row;
+}
+
+// X on the diagonal and nowhere else: anything else means shifted columns.
+void check_gpu_row(const Row& row, int gpu, const Columns& columns) {
+  const int have = static_cast<int>(row.codes.size());
+  if (have > gpu && row.codes[gpu] != "X") {
+    throw InputError(fmt::format("nvidia-smi topo -m: row {}, column GPU{}: the diagonal entry is '{}'; "
+                                 "accepted: X (columns shifted?)", row.label, gpu, row.codes[gpu]));
+  }
+  for (int j = 0; j < have; ++j) {
+    if (j != gpu && row.codes[j] == "X") {
+      throw InputError(fmt::format("nvidia-smi topo -m: row {}, column {}: X off the diagonal; accepted: X "
+                                   "only where a device meets itself", row.label, columns.device_name(j)));
+    }
+  }
+}
+
+// Keeps the first row of each device; a repeated one (a copy pasted twice) is ignored with a warning.
+void add_row(Row row, bool is_gpu, int gpu, const Columns& columns, MatrixRows& rows,
+             std::vector<std::string>& warnings) {
+  if (is_gpu) {
+    check_gpu_row(row, gpu, columns);
+    if (rows.gpus.count(gpu) != 0) {
+      warnings.push_back(fmt::format("second row for GPU{} ignored", gpu));
+      return;
+    }
+    rows.gpus.emplace(gpu, std::move(row));
+    return;
+  }
+  if (std::any_of(rows.nics.begin(), rows.nics.end(), [&](const Row& r) { return r.label == row.label; })) {
+    warnings.push_back(fmt::format("second row for {} ignored", excerpt(row.label)));
+    return;
+  }
+  rows.nics.push_back(std::move(row));
+}
+
+// Rows, from after the header up to the Legend. A line that is neither a GPU row, a NIC row of the header nor a
+// row of codes is skipped (with a warning unless it is a comment, a prompt or an ellipsis).
+MatrixRows read_rows(const std::vector<std::string>& lines, std::size_t header, const Columns& columns,
+                     std::vector<std::string>& warnings) {
+  MatrixRows rows;
   std::size_t li = header + 1;
   for (; li < lines.size(); ++li) {
     const std::string trimmed = trim(lines[li]);
     if (trimmed.empty()) continue;
     if (starts_with_ci(trimmed, "Legend") || starts_with_ci(trimmed, "NIC Legend")) break;
-    const auto t = tokens(trimmed);
-    int gidx = -1;
-    const bool is_gpu = numbered_label(t[0], "GPU", gidx);
-    const bool known_nic = std::find(nic_labels.begin(), nic_labels.end(), t[0]) != nic_labels.end();
-    if (!is_gpu && !known_nic && !(t.size() >= 2 && is_nvidia_code(t[1]))) {
+    const auto cells = tokens(trimmed);
+    int gpu = -1;
+    const bool is_gpu = numbered_label(cells[0], "GPU", gpu);
+    if (!is_gpu && !columns.has_nic_column(cells[0]) && !(cells.size() >= 2 && is_nvidia_code(cells[1]))) {
       if (!is_comment_or_prompt(trimmed) && trimmed != "..." && trimmed != "....") {
-        topo.warnings.push_back(fmt::format("line {} ignored: '{}'", li + 1, excerpt(trimmed)));
+        warnings.push_back(fmt::format("line {} ignored: '{}'", li + 1, excerpt(trimmed)));
       }
       continue;
     }
-    if (is_gpu && gidx >= ngpu) {
+    if (is_gpu && gpu >= columns.gpus) {
       throw InputError(fmt::format("nvidia-smi topo -m: the matrix is not square: row GPU{} but the header names "
                                    "{} GPU column{} (GPU0..GPU{}); accepted: one row per GPU column",
-                                   gidx, ngpu, ngpu == 1 ? "" : "s", ngpu - 1));
+                                   gpu, columns.gpus, columns.gpus == 1 ? "" : "s", columns.gpus - 1));
     }
-    Row row;
-    row.label = t[0];
-    // A NIC row's own column, when the header has it.
-    std::size_t k = 1;
-    while (k < t.size() && static_cast<int>(row.codes.size()) < ndev && is_nvidia_code(t[k])) {
-      row.codes.push_back(t[k]);
-      ++k;
-    }
-    const int have = static_cast<int>(row.codes.size());
-    if (have < ndev) {
-      const std::string column = have < ngpu ? fmt::format("GPU{}", have) : nic_labels[have - ngpu];
-      if (k < t.size()) {
-        if (!is_affinity_like(t[k])) {
-          throw InputError(fmt::format("nvidia-smi topo -m: row {}, column {}: unknown connection code '{}'; "
-                                       "accepted: {}", row.label, column, excerpt(t[k]), kAcceptedCodes));
-        }
-        if (is_gpu || have < ngpu) {
-          throw InputError(fmt::format("nvidia-smi topo -m: the matrix is not square: row {} has {} entries but the "
-                                       "header names {} devices (next cell '{}' where column {} was expected); "
-                                       "accepted: one code per device column",
-                                       row.label, have, ndev, excerpt(t[k]), column));
-        }
-      }
-      row.clipped = true;
-    }
-    // Codes beyond the header's columns: the header was clipped at the right.
-    int extra = 0;
-    while (k < t.size() && is_nvidia_code(t[k])) {
-      ++extra;
-      ++k;
-    }
-    if (extra > 0) {
-      topo.warnings.push_back(fmt::format("row {} has {} more entr{} than the header has columns: ignored "
-                                          "(header clipped?)", row.label, extra, extra == 1 ? "y" : "ies"));
-    }
-    for (; k < t.size(); ++k) row.values.push_back(t[k]);
-    if (is_gpu) {
-      if (have > gidx && row.codes[gidx] != "X") {
-        throw InputError(fmt::format("nvidia-smi topo -m: row {}, column GPU{}: the diagonal entry is '{}'; "
-                                     "accepted: X (columns shifted?)", row.label, gidx, row.codes[gidx]));
-      }
-      for (int j = 0; j < have; ++j) {
-        if (j != gidx && row.codes[j] == "X") {
-          const std::string column = j < ngpu ? fmt::format("GPU{}", j) : nic_labels[j - ngpu];
-          throw InputError(fmt::format("nvidia-smi topo -m: row {}, column {}: X off the diagonal; accepted: X "
-                                       "only where a device meets itself", row.label, column));
-        }
-      }
-      if (gpu_rows.count(gidx) != 0) {
-        topo.warnings.push_back(fmt::format("second row for GPU{} ignored", gidx));
-        continue;
-      }
-      gpu_rows.emplace(gidx, std::move(row));
-    } else {
-      if (std::any_of(nic_rows.begin(), nic_rows.end(), [&](const Row& r) { return r.label == row.label; })) {
-        topo.warnings.push_back(fmt::format("second row for {} ignored", excerpt(row.label)));
-        continue;
-      }
-      nic_rows.push_back(std::move(row));
-    }
+    add_row(read_row(cells, is_gpu, columns, warnings), is_gpu, gpu, columns, rows, warnings);
   }
-  if (gpu_rows.empty()) {
+  if (rows.gpus.empty()) {
     throw InputError("not an nvidia-smi topo -m output: the header names GPU0 but no GPU rows follow it");
   }
+  rows.end_line = li;
+  return rows;
+}
 
-  // NIC Legend: "NIC0: mlx5_0".
+// NIC Legend: "NIC0: mlx5_0", label to device name.
+std::map<std::string, std::string> read_nic_legend(const std::vector<std::string>& lines, std::size_t from) {
   std::map<std::string, std::string> legend;
-  for (; li < lines.size(); ++li) {
-    const auto t = tokens(lines[li]);
-    if (t.size() == 2 && t[0].size() > 1 && t[0].back() == ':' && t[0].starts_with("NIC")) {
-      legend[t[0].substr(0, t[0].size() - 1)] = t[1];
+  for (std::size_t li = from; li < lines.size(); ++li) {
+    const auto cells = tokens(lines[li]);
+    if (cells.size() == 2 && cells[0].size() > 1 && cells[0].back() == ':' && cells[0].starts_with("NIC")) {
+      legend[cells[0].substr(0, cells[0].size() - 1)] = cells[1];
     }
   }
+  return legend;
+}
 
-  // GPU x GPU matrix.
-  const auto n = static_cast<std::size_t>(ngpu);
-  for (std::size_t i = 0; i < n; ++i) {
+// A pair given by one row only takes that code both ways; two rows that disagree are kept (SYS against SOC is the
+// same path). Returns the pairs that neither row gives.
+int mirror_gpu_links(Topology& topo) {
+  const std::size_t gpus = topo.links.size();
+  int unknown_pairs = 0;
+  for (std::size_t i = 0; i < gpus; ++i) {
+    for (std::size_t j = i + 1; j < gpus; ++j) {
+      std::string& forward = topo.links[i][j];
+      std::string& backward = topo.links[j][i];
+      if (forward == "?" && backward != "?") forward = backward;
+      else if (backward == "?" && forward != "?") backward = forward;
+      else if (forward == "?") ++unknown_pairs;
+      else if (forward != backward && !(classify_code(forward).type == PathType::sys &&
+                                        classify_code(backward).type == PathType::sys)) {
+        topo.warnings.push_back(fmt::format("GPU{}-GPU{}: row GPU{} says {} but row GPU{} says {} (the matrix is not "
+                                            "symmetric; both kept)", i, j, i, forward, j, backward));
+      }
+    }
+  }
+  return unknown_pairs;
+}
+
+// GPU x GPU matrix: "X" on the diagonal, the rows' codes, "?" where the input does not say.
+void fill_gpu_links(const Columns& columns, const MatrixRows& rows, Topology& topo) {
+  const auto gpus = static_cast<std::size_t>(columns.gpus);
+  for (std::size_t i = 0; i < gpus; ++i) {
     std::vector<std::string> row;
-    for (std::size_t j = 0; j < n; ++j) row.emplace_back(i == j ? "X" : "?");
+    for (std::size_t j = 0; j < gpus; ++j) row.emplace_back(i == j ? "X" : "?");
     topo.links.push_back(std::move(row));
   }
-  for (const auto& [i, row] : gpu_rows) {
-    for (std::size_t j = 0; j < n && j < row.codes.size(); ++j) topo.links[i][j] = row.codes[j];
+  for (const auto& [i, row] : rows.gpus) {
+    for (std::size_t j = 0; j < gpus && j < row.codes.size(); ++j) topo.links[i][j] = row.codes[j];
   }
   std::vector<int> missing_rows;
   std::vector<int> clipped_rows;
-  for (int i = 0; i < ngpu; ++i) {
-    auto it = gpu_rows.find(i);
-    if (it == gpu_rows.end()) missing_rows.push_back(i);
-    else if (it->second.clipped && static_cast<int>(it->second.codes.size()) < ngpu) clipped_rows.push_back(i);
+  for (int i = 0; i < columns.gpus; ++i) {
+    auto it = rows.gpus.find(i);
+    if (it == rows.gpus.end()) missing_rows.push_back(i);
+    else if (it->second.clipped && static_cast<int>(it->second.codes.size()) < columns.gpus) clipped_rows.push_back(i);
   }
-  int unknown_pairs = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = i + 1; j < n; ++j) {
-      std::string& a = topo.links[i][j];
-      std::string& b = topo.links[j][i];
-      if (a == "?" && b != "?") a = b;
-      else if (b == "?" && a != "?") b = a;
-      else if (a == "?") ++unknown_pairs;
-      else if (a != b && !(classify_code(a).type == PathType::sys && classify_code(b).type == PathType::sys)) {
-        topo.warnings.push_back(fmt::format("GPU{}-GPU{}: row GPU{} says {} but row GPU{} says {} (the matrix is not "
-                                            "symmetric; both kept)", i, j, i, a, j, b));
-      }
-    }
-  }
+  const int unknown_pairs = mirror_gpu_links(topo);
   if (!missing_rows.empty()) {
     topo.warnings.push_back(fmt::format("no row for GPU(s) {} (output cut off?): links taken from the other rows",
                                         format_gpu_set(missing_rows)));
@@ -341,122 +410,161 @@ Topology parse_nvidia_smi_topo(std::string_view text) {
     topo.warnings.push_back(fmt::format("{} GPU pair{} without a code in the input: shown as ?", unknown_pairs,
                                         unknown_pairs == 1 ? "" : "s"));
   }
+}
 
-  // GPUs and their affinity fields.
-  std::vector<int> gpus_missing_affinity;
-  std::map<std::string, std::vector<int>> malformed_cpu;
-  for (int i = 0; i < ngpu; ++i) {
-    TopoGpu g;
-    g.index = i;
-    auto it = gpu_rows.find(i);
-    if (it != gpu_rows.end()) {
-      const Row& row = it->second;
-      if (affinity.empty() && !row.values.empty()) {
-        if (gpus_missing_affinity.empty()) {
-          topo.warnings.push_back("values after the matrix but no affinity columns in the header: ignored");
+// A GPU row's values under the affinity columns. CPU lists that are not lists of cores are collected per value
+// (malformed_cpu) so that one warning names every GPU with the same bad value.
+void read_affinity_values(const Row& row, const std::vector<AffinityColumn>& affinity, TopoGpu& gpu,
+                          std::map<std::string, std::vector<int>>& malformed_cpu, std::vector<std::string>& warnings) {
+  for (std::size_t v = 0; v < row.values.size() && v < affinity.size(); ++v) {
+    const std::string& value = row.values[v];
+    switch (affinity[v]) {
+      case AffinityColumn::cpu:
+        if (equals_ci(value, "N/A")) break;
+        if (is_cpu_list(value)) gpu.cpu_affinity = value;
+        else malformed_cpu[value].push_back(gpu.index);
+        break;
+      case AffinityColumn::numa:
+      case AffinityColumn::gpu_numa_id: {
+        int number = 0;
+        if (parse_int(value, number)) {
+          (affinity[v] == AffinityColumn::numa ? gpu.numa_node : gpu.gpu_numa_id) = number;
+        } else if (!equals_ci(value, "N/A")) {
+          warnings.push_back(fmt::format("GPU{}: {} '{}' is not a number: ignored", gpu.index,
+                                         affinity[v] == AffinityColumn::numa ? "NUMA affinity" : "GPU NUMA ID",
+                                         excerpt(value)));
         }
-        gpus_missing_affinity.push_back(i);
-      }
-      for (std::size_t v = 0; v < row.values.size() && v < affinity.size(); ++v) {
-        const std::string& val = row.values[v];
-        switch (affinity[v]) {
-          case AffinityColumn::cpu:
-            if (equals_ci(val, "N/A")) break;
-            if (is_cpu_list(val)) g.cpu_affinity = val;
-            else malformed_cpu[val].push_back(i);
-            break;
-          case AffinityColumn::numa:
-          case AffinityColumn::gpu_numa_id: {
-            int x = 0;
-            if (parse_int(val, x)) {
-              (affinity[v] == AffinityColumn::numa ? g.numa_node : g.gpu_numa_id) = x;
-            } else if (!equals_ci(val, "N/A")) {
-              topo.warnings.push_back(fmt::format("GPU{}: {} '{}' is not a number: ignored", i,
-                                                  affinity[v] == AffinityColumn::numa ? "NUMA affinity" : "GPU NUMA ID",
-                                                  excerpt(val)));
-            }
-            break;
-          }
-        }
-      }
-      if (row.values.size() > affinity.size() && !affinity.empty()) {
-        topo.warnings.push_back(fmt::format("row GPU{}: {} value(s) after the affinity columns ignored", i,
-                                            row.values.size() - affinity.size()));
+        break;
       }
     }
-    topo.gpus.push_back(std::move(g));
   }
-  for (const auto& [val, gs] : malformed_cpu) {
-    topo.warnings.push_back(fmt::format("GPU{} {}: CPU affinity '{}' is not a list of cores (clipped copy?): ignored",
-                                        gs.size() == 1 ? "" : "s", format_gpu_set(gs), excerpt(val)));
+  if (row.values.size() > affinity.size() && !affinity.empty()) {
+    warnings.push_back(fmt::format("row GPU{}: {} value(s) after the affinity columns ignored", gpu.index,
+                                   row.values.size() - affinity.size()));
   }
-  // A GPU whose CPU affinity differs from every other GPU of its NUMA node, where those agree: likely clipped.
+}
+
+// A GPU whose CPU affinity differs from every other GPU of its NUMA node, where those agree: likely clipped.
+void warn_odd_cpu_affinity(Topology& topo) {
   std::map<int, std::vector<int>> by_numa;
-  for (const auto& g : topo.gpus) {
-    if (g.numa_node && !g.cpu_affinity.empty()) by_numa[*g.numa_node].push_back(g.index);
+  for (const auto& gpu : topo.gpus) {
+    if (gpu.numa_node && !gpu.cpu_affinity.empty()) by_numa[*gpu.numa_node].push_back(gpu.index);
   }
-  for (const auto& [node, gs] : by_numa) {
-    if (gs.size() < 3) continue;
+  for (const auto& [node, gpus] : by_numa) {
+    if (gpus.size() < 3) continue;  // two GPUs that differ: no majority to tell which is right
     std::map<std::string, int> counts;
-    for (int i : gs) ++counts[topo.gpus[i].cpu_affinity];
+    for (int i : gpus) ++counts[topo.gpus[i].cpu_affinity];
     if (counts.size() < 2) continue;
-    const auto best = std::max_element(counts.begin(), counts.end(),
-                                       [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (best->second != static_cast<int>(gs.size()) - 1) continue;
-    for (int i : gs) {
-      if (topo.gpus[i].cpu_affinity != best->first) {
+    const auto common = std::max_element(counts.begin(), counts.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (common->second != static_cast<int>(gpus.size()) - 1) continue;
+    for (int i : gpus) {
+      if (topo.gpus[i].cpu_affinity != common->first) {
         topo.warnings.push_back(fmt::format("GPU{}: CPU affinity '{}' differs from '{}' on the other GPUs of NUMA node "
-                                            "{} (clipped copy?)", i, topo.gpus[i].cpu_affinity, best->first, node));
+                                            "{} (clipped copy?)", i, topo.gpus[i].cpu_affinity, common->first, node));
       }
     }
   }
+}
 
-  // NICs: header columns first, then rows the header lacks (clipped at the right).
-  auto nic_row = [&](const std::string& label) -> const Row* {
-    for (const Row& r : nic_rows) {
-      if (r.label == label) return &r;
+// GPUs and their affinity fields.
+void fill_gpus(const Columns& columns, const MatrixRows& rows, Topology& topo) {
+  bool warned_no_affinity_columns = false;
+  std::map<std::string, std::vector<int>> malformed_cpu;
+  for (int i = 0; i < columns.gpus; ++i) {
+    TopoGpu gpu;
+    gpu.index = i;
+    auto it = rows.gpus.find(i);
+    if (it != rows.gpus.end()) {
+      const Row& row = it->second;
+      if (columns.affinity.empty() && !row.values.empty() && !warned_no_affinity_columns) {
+        topo.warnings.push_back("values after the matrix but no affinity columns in the header: ignored");
+        warned_no_affinity_columns = true;
+      }
+      read_affinity_values(row, columns.affinity, gpu, malformed_cpu, topo.warnings);
     }
-    return nullptr;
-  };
-  std::vector<std::string> all_nics = nic_labels;
-  std::vector<std::string> rows_only;
-  for (const Row& r : nic_rows) {
-    if (std::find(nic_labels.begin(), nic_labels.end(), r.label) == nic_labels.end()) {
-      all_nics.push_back(r.label);
-      rows_only.push_back(r.label);
+    topo.gpus.push_back(std::move(gpu));
+  }
+  for (const auto& [value, gpus] : malformed_cpu) {
+    topo.warnings.push_back(fmt::format("GPU{} {}: CPU affinity '{}' is not a list of cores (clipped copy?): ignored",
+                                        gpus.size() == 1 ? "" : "s", format_gpu_set(gpus), excerpt(value)));
+  }
+  warn_odd_cpu_affinity(topo);
+}
+
+// NIC labels: header columns first, then rows the header lacks (a copy clipped at the right keeps the NIC rows).
+std::vector<std::string> nic_labels(const Columns& columns, const MatrixRows& rows, Topology& topo) {
+  std::vector<std::string> labels = columns.nic_labels;
+  std::string rows_only;
+  for (const Row& row : rows.nics) {
+    if (!columns.has_nic_column(row.label)) {
+      labels.push_back(row.label);
+      rows_only += (rows_only.empty() ? "" : ", ") + excerpt(row.label);
     }
   }
   if (!rows_only.empty()) {
-    std::string names;
-    for (const auto& s : rows_only) names += (names.empty() ? "" : ", ") + excerpt(s);
     topo.warnings.push_back(fmt::format("NIC rows {} have no column in the header (copy clipped at the right): "
-                                        "GPU-NIC distances taken from the NIC rows", names));
+                                        "GPU-NIC distances taken from the NIC rows", rows_only));
   }
-  for (std::size_t c = 0; c < all_nics.size(); ++c) {
+  return labels;
+}
+
+// A NIC's code to each GPU: from the GPU rows' NIC column when the header has one, else from the NIC's own row.
+std::vector<std::string> nic_gpu_codes(std::size_t nic, const std::string& label, const Columns& columns,
+                                       const MatrixRows& rows) {
+  const Row* nic_row = nullptr;
+  for (const Row& row : rows.nics) {
+    if (row.label == label) {
+      nic_row = &row;
+      break;
+    }
+  }
+  std::vector<std::string> codes(static_cast<std::size_t>(columns.gpus), "?");
+  for (int i = 0; i < columns.gpus; ++i) {
+    auto gpu_row = rows.gpus.find(i);
+    const std::size_t column = static_cast<std::size_t>(columns.gpus) + nic;
+    if (nic < columns.nic_labels.size() && gpu_row != rows.gpus.end() && column < gpu_row->second.codes.size()) {
+      codes[i] = gpu_row->second.codes[column];
+    } else if (nic_row != nullptr && static_cast<std::size_t>(i) < nic_row->codes.size()) {
+      codes[i] = nic_row->codes[i];
+    }
+    if (classify_code(codes[i]).type == PathType::self) {
+      throw InputError(fmt::format("nvidia-smi topo -m: row {}, column GPU{}: X between a NIC and a GPU; accepted: "
+                                   "{} other than X", excerpt(label), i, kAcceptedCodes));
+    }
+  }
+  return codes;
+}
+
+void fill_nics(const Columns& columns, const MatrixRows& rows, const std::map<std::string, std::string>& legend,
+               Topology& topo) {
+  const std::vector<std::string> labels = nic_labels(columns, rows, topo);
+  for (std::size_t c = 0; c < labels.size(); ++c) {
     TopoNic nic;
-    nic.label = all_nics[c];
-    auto lg = legend.find(nic.label);
-    nic.name = lg != legend.end() ? lg->second : nic.label;
-    if (lg == legend.end() && nic.label.starts_with("NIC")) {
+    nic.label = labels[c];
+    auto named = legend.find(nic.label);
+    nic.name = named != legend.end() ? named->second : nic.label;
+    if (named == legend.end() && nic.label.starts_with("NIC")) {
       topo.warnings.push_back(fmt::format("{} is not in the NIC Legend: device name unknown", excerpt(nic.label)));
     }
-    nic.gpu_codes.assign(n, "?");
-    const Row* r = nic_row(nic.label);
-    for (int i = 0; i < ngpu; ++i) {
-      auto it = gpu_rows.find(i);
-      const std::size_t col = static_cast<std::size_t>(ngpu) + c;
-      if (c < nic_labels.size() && it != gpu_rows.end() && col < it->second.codes.size()) {
-        nic.gpu_codes[i] = it->second.codes[col];
-      } else if (r != nullptr && static_cast<std::size_t>(i) < r->codes.size()) {
-        nic.gpu_codes[i] = r->codes[i];
-      }
-      if (classify_code(nic.gpu_codes[i]).type == PathType::self) {
-        throw InputError(fmt::format("nvidia-smi topo -m: row {}, column GPU{}: X between a NIC and a GPU; accepted: "
-                                     "{} other than X", excerpt(nic.label), i, kAcceptedCodes));
-      }
-    }
+    nic.gpu_codes = nic_gpu_codes(c, nic.label, columns, rows);
     topo.nics.push_back(std::move(nic));
   }
+}
+
+}  // namespace
+
+Topology parse_nvidia_smi_topo(std::string_view text) {
+  const std::vector<std::string> lines = clean_lines(text);
+  Topology topo;
+  topo.format = "nvidia-smi topo -m";
+  const std::size_t header = find_header(lines);
+  const Columns columns = read_header(tokens(lines[header]), topo.warnings);
+  const MatrixRows rows = read_rows(lines, header, columns, topo.warnings);
+  const std::map<std::string, std::string> legend = read_nic_legend(lines, rows.end_line);
+  fill_gpu_links(columns, rows, topo);
+  fill_gpus(columns, rows, topo);
+  fill_nics(columns, rows, legend, topo);
   return topo;
 }
 
