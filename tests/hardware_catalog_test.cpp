@@ -253,7 +253,7 @@ TEST(CatalogLookup, UnknownNamesSuggestTheClosest) {
   EXPECT_NE(msg.find("h100-sxm-80gb"), std::string::npos) << msg;
   msg = error_of([] { (void)cat().system("dgx-h10"); });
   EXPECT_NE(msg.find("dgx-h100"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("--system"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cluster.system"), std::string::npos) << msg;
   msg = error_of([] { (void)cat().link("nvlnk4"); });
   EXPECT_NE(msg.find("nvlink4"), std::string::npos) << msg;
   // Case does not matter.

@@ -8,6 +8,7 @@
 #include "gpuplan/api.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/plan.hpp"
+#include "gpuplan/topology.hpp"
 
 namespace gpuplan {
 
@@ -18,6 +19,11 @@ void write_text_file(const std::string& path, std::string_view text, std::string
 
 // A catalog name, a path to a config.json, or a folder holding one.
 ModelConfig load_model(std::string_view name_or_path);
+
+// The topology of the machine this runs on, from the NVIDIA driver: NVML loaded with dlopen("libnvidia-ml.so.1")
+// at run time, no build dependency on CUDA. Throws InputError telling the user to pass a `nvidia-smi topo -m`
+// file when the library or a driver is missing.
+Topology discover_topology_nvml();
 
 // Runs the layout search's workers on threads: as many as `threads` asks (0: one per core).
 class ThreadRunner final : public ParallelRunner {

@@ -1,8 +1,8 @@
 #pragma once
 // Intra-node interconnect topology: what `nvidia-smi topo -m`, `nvidia-smi nvlink -s`, `rocm-smi --showtopo` and
 // `amd-smi topology` print, read into plain data, and the pure functions that turn it into per-pair bandwidths,
-// NVLink domains, GPU-NIC pairing and placement advice. The only I/O here is discover_topology_nvml (defined in
-// src/io/nvml_topology.cpp); everything else takes text and returns values. See docs/topology.md.
+// NVLink domains, GPU-NIC pairing and placement advice. Everything here takes text and returns values; the live
+// discovery through the NVIDIA driver is gpuplan_host's (gpuplan/host.hpp). See docs/topology.md.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -189,10 +189,5 @@ std::vector<std::vector<int>> nvlink_domains(const Topology& topology);
 
 // "0-3", "0,2,5-7".
 std::string format_gpu_set(const std::vector<int>& gpus);
-
-// ---------------------------------------------------------------------------------------------------------------
-// Live discovery (I/O): NVML loaded with dlopen("libnvidia-ml.so.1") at run time, no build dependency on CUDA.
-// Throws InputError telling the user to pass a `nvidia-smi topo -m` file when the library or a driver is missing.
-Topology discover_topology_nvml();
 
 }  // namespace gpuplan

@@ -44,10 +44,14 @@ CatalogResult run(const CatalogRequest& r) {
   CatalogResult out;
   if (r.name) {  // one entry, every field with its sources
     out.detail = true;
-    if (kind == "gpus") out.gpus = std::vector<GpuSpec>{catalog.gpu(*r.name)};
-    else if (kind == "links") out.links = std::vector<LinkSpec>{catalog.link(*r.name)};
-    else if (kind == "systems") out.systems = std::vector<SystemSpec>{catalog.system(*r.name)};
-    else out.models = std::vector<ModelSummary>{model_summary(*r.name)};
+    try {
+      if (kind == "gpus") out.gpus = std::vector<GpuSpec>{catalog.gpu(*r.name)};
+      else if (kind == "links") out.links = std::vector<LinkSpec>{catalog.link(*r.name)};
+      else if (kind == "systems") out.systems = std::vector<SystemSpec>{catalog.system(*r.name)};
+      else out.models = std::vector<ModelSummary>{model_summary(*r.name)};
+    } catch (const InputError& e) {  // the lookups name the option that usually gives the name
+      throw InputError("name", e.given(), e.accepted());
+    }
     return out;
   }
   const bool all = kind.empty();

@@ -79,7 +79,7 @@ TierFit fit_tier(const std::vector<const NcclTestsLog*>& logs, const char* tier)
     }
   }
   if (pts.size() < 2)
-    throw InputError(fmt::format("--calibrate ({} tier)", tier), fmt::format("{} result row(s)", pts.size()),
+    throw InputError(fmt::format("logs ({} tier)", tier), fmt::format("{} result row(s)", pts.size()),
                      "at least 2 sizes per tier to fit a latency and a bandwidth");
   // Full model when several rank counts give distinct step counts; drop negative terms and refit.
   std::array<bool, 3> use = {true, steps_seen.size() >= 2, true};
@@ -90,7 +90,7 @@ TierFit fit_tier(const std::vector<const NcclTestsLog*>& logs, const char* tier)
         use[1] = false;
         continue;
       }
-      throw InputError(fmt::format("--calibrate ({} tier)", tier), "rows from which no fit can be made",
+      throw InputError(fmt::format("logs ({} tier)", tier), "rows from which no fit can be made",
                        "rows of several sizes");
     }
     bool again = false;
@@ -99,7 +99,7 @@ TierFit fit_tier(const std::vector<const NcclTestsLog*>& logs, const char* tier)
     if (!again) break;
   }
   if (!(coef[2] > 0))
-    throw InputError(fmt::format("--calibrate ({} tier)", tier), "times that do not grow with the size",
+    throw InputError(fmt::format("logs ({} tier)", tier), "times that do not grow with the size",
                      "nccl-tests rows spanning sizes large enough to be bandwidth-bound (MiB to GiB)");
   out.fitted = true;
   out.files = static_cast<int>(logs.size());
@@ -158,7 +158,7 @@ TierCalibration read_tier(const json& v, const std::string& where) {
 }  // namespace
 
 CommCalibration calibrate_comm(const std::vector<NcclTestsLog>& logs, int gpus_per_node) {
-  if (logs.empty()) throw InputError("--calibrate", "no files", "one or more nccl-tests output files");
+  if (logs.empty()) throw InputError("logs", "no files", "one or more nccl-tests output files");
   std::vector<const NcclTestsLog*> intra, inter;
   for (const auto& l : logs) {
     if (l.collective == Collective::sendrecv || l.collective == Collective::broadcast)

@@ -498,10 +498,10 @@ const typename Map::mapped_type* find_in(const Map& m, std::string_view name) {
 }
 }  // namespace
 
-const GpuSpec& HardwareCatalog::gpu(std::string_view name) const { return lookup(gpus_, name, "--gpu", "gpus"); }
+const GpuSpec& HardwareCatalog::gpu(std::string_view name) const { return lookup(gpus_, name, "gpu", "gpus"); }
 const LinkSpec& HardwareCatalog::link(std::string_view name) const { return lookup(links_, name, "link", "links"); }
 const SystemSpec& HardwareCatalog::system(std::string_view name) const {
-  return lookup(systems_, name, "--system", "systems");
+  return lookup(systems_, name, "cluster.system", "systems");
 }
 const GpuSpec* HardwareCatalog::find_gpu(std::string_view name) const { return find_in(gpus_, name); }
 const LinkSpec* HardwareCatalog::find_link(std::string_view name) const { return find_in(links_, name); }

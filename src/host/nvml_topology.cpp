@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/host.hpp"
 #include "gpuplan/topology.hpp"
 
 namespace gpuplan {

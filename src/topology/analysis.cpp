@@ -136,7 +136,7 @@ void check_inputs(const Topology& topology, const TopologyOptions& options) {
                      "one row and one column per GPU");
   }
   if (options.nic_GBps && !(*options.nic_GBps > 0 && std::isfinite(*options.nic_GBps))) {
-    throw InputError("--nic-GBps", fmt::format("{}", *options.nic_GBps), "a positive number of GB/s per NIC");
+    throw InputError("nic_GBps", fmt::format("{}", *options.nic_GBps), "a positive number of GB/s per NIC");
   }
 }
 
@@ -167,8 +167,8 @@ std::string catalog_name_note(const GpuLinkRates& rates, std::string_view name) 
 bool rates_from_gpu_option(const TopologyOptions& options, const HardwareCatalog& catalog, TopologyReport& rep) {
   if (options.gpu_name.empty()) return false;
   rep.rates = link_rates_for_gpu(options.gpu_name, &catalog);
-  if (!rep.rates) (void)catalog.gpu(options.gpu_name);  // throws InputError (--gpu) with the closest names
-  if (!rep.rates) throw InputError("--gpu", options.gpu_name, "a GPU of the hardware catalog");
+  if (!rep.rates) (void)catalog.gpu(options.gpu_name);  // throws InputError (gpu) with the closest names
+  if (!rep.rates) throw InputError("gpu", options.gpu_name, "a GPU of the hardware catalog");
   rep.rates_reason = fmt::format("--gpu {}{}", options.gpu_name, catalog_name_note(*rep.rates, options.gpu_name));
   return true;
 }
