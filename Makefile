@@ -1,16 +1,21 @@
 # gpuplan build entry points. `make demo` and `make test` are the two commands of the README.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+PYTHON_BUILD ?= build-python
 JOBS ?= $(shell nproc)
+# Debian's interpreter: it has PyTorch (the validation) and pytest (the Python module's tests).
 PY ?= /usr/bin/python3
+# The interpreter `make python-install` installs the gpuplan module for.
+PYTHON ?= python3
 
-.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke golden clean
+.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke golden python-install pip-check \
+        function-size clean
 
 deps:
 	bash scripts/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PY)
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -24,7 +29,8 @@ unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 asan-test: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_BENCH=OFF
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_BENCH=OFF \
+	  -DGPUPLAN_PYTHON=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
@@ -35,13 +41,28 @@ validation: build
 fuzz-smoke: deps
 	bash scripts/fuzz-smoke.sh
 
-test: unit-test asan-test validation fuzz-smoke
+# Every function of the library, the host layer, the program and the Python binding is at most 80 lines.
+function-size: build
+	bash scripts/check-function-size.sh $(BUILD)
+
+# `pip install .` into a fresh virtual environment, without any package index.
+pip-check: deps
+	bash scripts/check-pip-install.sh $(PYTHON)
+
+test: unit-test asan-test validation fuzz-smoke function-size pip-check
 
 golden: build
 	$(PY) tests/golden/golden.py --gpuplan ./$(BUILD)/gpuplan --update
+
+# Builds the Python module for $(PYTHON) and installs it into that interpreter's site-packages.
+python-install: deps
+	cmake -S . -B $(PYTHON_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLAN_PYTHON=ON \
+	  -DPython_EXECUTABLE=$$(command -v $(PYTHON)) -DGPUPLAN_BUILD_TESTS=OFF -DGPUPLAN_BENCH=OFF
+	cmake --build $(PYTHON_BUILD) -j $(JOBS) --target gpuplan_python
+	cmake --install $(PYTHON_BUILD) --component python
 
 bench: build
 	./$(BUILD)/gpuplan_bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PYTHON_BUILD)

@@ -7,8 +7,8 @@ packages=(
   build-essential make cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  clang libclang-rt-14-dev
-  python3 python3-torch
+  clang libclang-rt-14-dev clang-tidy
+  python3 python3-dev python3-venv python3-torch python3-pytest python3-pybind11 pybind11-dev
 )
 
 missing=()

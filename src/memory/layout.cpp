@@ -26,11 +26,9 @@ void require_range(const char* field, std::int64_t value, std::int64_t lo, std::
     throw InputError(field, std::to_string(value), fmt::format("an integer from {} to {}", lo, hi));
 }
 
-}  // namespace
+constexpr std::int64_t kMaxGpus = 100'000'000;
 
-Layout resolve_layout(const MemoryInputs& in) {
-  Layout l = in.layout;
-  constexpr std::int64_t kMaxGpus = 100'000'000;
+void check_ranges(const MemoryInputs& in, const Layout& l) {
   require_range("layout.tp", l.tp, 1, 65536);
   require_range("layout.pp", l.pp, 1, 65536);
   require_range("layout.vpp", l.vpp, 1, 4096);
@@ -43,12 +41,14 @@ Layout resolve_layout(const MemoryInputs& in) {
     throw InputError("training.dropout", fmt::format("{}", in.training.dropout), "a probability in [0, 1)");
   if (l.gpus != 0) require_range("layout.gpus", l.gpus, 1, kMaxGpus);
   if (l.dp != 0) require_range("layout.dp", l.dp, 1, kMaxGpus);
-  if (l.etp == 0) l.etp = l.tp;
-  require_range("layout.etp", l.etp, 1, 65536);
+}
 
+// The GPU count and the data-parallel degree, each from the other when one is left out.
+void derive_degrees(Layout& l) {
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;
   if (model_parallel > kMaxGpus)
-    throw InputError("layout.tp x layout.pp x layout.cp", std::to_string(model_parallel), fmt::format("at most {} GPUs", kMaxGpus));
+    throw InputError("layout.tp x layout.pp x layout.cp", std::to_string(model_parallel),
+                     fmt::format("at most {} GPUs", kMaxGpus));
   if (l.gpus == 0 && l.dp == 0) l.dp = 1;
   if (l.dp == 0) {
     if (l.gpus % model_parallel != 0)
@@ -64,28 +64,33 @@ Layout resolve_layout(const MemoryInputs& in) {
     l.gpus = model_parallel * l.dp;
   }
   if (l.gpus != model_parallel * l.dp)
-    throw InputError("layout.dp", fmt::format("{} (tp {} x pp {} x cp {} x dp {} = {} but layout.gpus is {})", l.dp, l.tp, l.pp,
-                                         l.cp, l.dp, model_parallel * l.dp, l.gpus),
+    throw InputError("layout.dp",
+                     fmt::format("{} (tp {} x pp {} x cp {} x dp {} = {} but layout.gpus is {})", l.dp, l.tp, l.pp,
+                                 l.cp, l.dp, model_parallel * l.dp, l.gpus),
                      fmt::format("dp = gpus / (tp x pp x cp) = {}", l.gpus / model_parallel));
+}
 
+void check_schedule_and_batch(const MemoryInputs& in, Layout& l) {
   if (l.vpp > 1 && l.pp == 1) throw InputError("layout.vpp", std::to_string(l.vpp), "1 unless layout.pp is above 1");
   if (l.vpp > 1) l.schedule = PpSchedule::interleaved;
   if (l.schedule == PpSchedule::interleaved && l.vpp == 1)
-    throw InputError("layout.pp_schedule", "interleaved with layout.vpp 1", "layout.vpp 2 or more for the interleaved schedule");
-
+    throw InputError("layout.pp_schedule", "interleaved with layout.vpp 1",
+                     "layout.vpp 2 or more for the interleaved schedule");
   if (in.training.seq_len % l.cp != 0)
     throw InputError("layout.cp", fmt::format("{} (does not divide training.seq_len {})", l.cp, in.training.seq_len),
                      "a divisor of the sequence length");
-
   const std::int64_t replica_batch = in.training.micro_batch * l.dp;
   if (in.training.global_batch != 0 && in.training.global_batch % replica_batch != 0)
     throw InputError("training.global_batch",
                      fmt::format("{} (not a multiple of micro-batch {} x dp {} = {})", in.training.global_batch,
                                  in.training.micro_batch, l.dp, replica_batch),
                      fmt::format("a multiple of {}", replica_batch));
+}
 
+void check_offload_and_recompute(const Layout& l) {
   if (l.offload != Offload::none && l.zero == 0)
-    throw InputError("layout.offload", to_string(l.offload), "offload with layout.zero 1, 2 or 3 (ZeRO-Offload shards first)");
+    throw InputError("layout.offload", to_string(l.offload),
+                     "offload with layout.zero 1, 2 or 3 (ZeRO-Offload shards first)");
   if (l.offload == Offload::optimizer_and_params && l.zero != 3)
     throw InputError("layout.offload", "optimizer+params with layout.zero " + std::to_string(l.zero),
                      "optimizer+params only with layout.zero 3 (ZeRO-Infinity)");
@@ -94,34 +99,36 @@ Layout resolve_layout(const MemoryInputs& in) {
                      "nvme only with layout.zero 3 (ZeRO-Infinity); cpu otherwise");
   if (l.recompute_layers != -1 && l.recompute != Recompute::full)
     throw InputError("layout.recompute_layers", std::to_string(l.recompute_layers), "only with layout.recompute full");
+}
 
-  if (!in.model) {
-    if (l.ep > 1) throw InputError("layout.ep", std::to_string(l.ep), "1 with params (expert parallelism needs model)");
-    return l;
-  }
-  const ModelConfig& m = *in.model;
+// Tensor parallelism over the heads, expert parallelism over the experts.
+void check_heads_and_experts(const ModelConfig& m, const Layout& l) {
   if (m.heads % l.tp != 0)
     throw InputError("layout.tp", fmt::format("{} (does not divide the {} attention heads)", l.tp, m.heads),
                      "a divisor of " + std::to_string(m.heads) + ": " + divisors_of(m.heads));
   if (!m.mla.enabled && m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
-    throw InputError("layout.tp", fmt::format("{} (neither divides nor is a multiple of the {} key/value heads)", l.tp,
-                                         m.kv_heads),
+    throw InputError("layout.tp",
+                     fmt::format("{} (neither divides nor is a multiple of the {} key/value heads)", l.tp, m.kv_heads),
                      "a divisor of " + std::to_string(m.kv_heads) + " or a multiple of it");
   if (l.ep > 1 && !m.is_moe())
     throw InputError("layout.ep", std::to_string(l.ep), "1 for a dense model (it has no experts)");
-  if (m.is_moe()) {
-    if (m.moe.routed_experts % l.ep != 0)
-      throw InputError("layout.ep", fmt::format("{} (does not divide the {} experts)", l.ep, m.moe.routed_experts),
-                       "a divisor of " + std::to_string(m.moe.routed_experts) + ": " + divisors_of(m.moe.routed_experts));
-    const std::int64_t per_stage = l.tp * l.cp * l.dp;
-    if (per_stage % (l.ep * l.etp) != 0)
-      throw InputError("layout.ep", fmt::format("{} (ep x expert-tp {} must divide tp x cp x dp = {})", l.ep,
-                                           l.ep * l.etp, per_stage),
-                       "ep x etp dividing the GPUs of one pipeline stage");
-  }
+  if (!m.is_moe()) return;
+  if (m.moe.routed_experts % l.ep != 0)
+    throw InputError("layout.ep", fmt::format("{} (does not divide the {} experts)", l.ep, m.moe.routed_experts),
+                     "a divisor of " + std::to_string(m.moe.routed_experts) + ": " + divisors_of(m.moe.routed_experts));
+  const std::int64_t per_stage = l.tp * l.cp * l.dp;
+  if (per_stage % (l.ep * l.etp) != 0)
+    throw InputError("layout.ep",
+                     fmt::format("{} (ep x expert-tp {} must divide tp x cp x dp = {})", l.ep, l.ep * l.etp, per_stage),
+                     "ep x etp dividing the GPUs of one pipeline stage");
+}
+
+// The layers over the pipeline stages: evenly over pp x vpp chunks, or an uneven first and last stage.
+void check_pipeline_split(const ModelConfig& m, const Layout& l) {
   const bool uneven = l.first_stage_layers >= 0 || l.last_stage_layers >= 0;
   if (uneven) {
-    if (l.vpp > 1) throw InputError("layout.first_stage_layers", "with layout.vpp", "uneven splits with layout.vpp 1 only");
+    if (l.vpp > 1)
+      throw InputError("layout.first_stage_layers", "with layout.vpp", "uneven splits with layout.vpp 1 only");
     const std::int64_t first = l.first_stage_layers >= 0 ? l.first_stage_layers : -1;
     const std::int64_t last = l.last_stage_layers >= 0 ? l.last_stage_layers : -1;
     std::int64_t rest = m.layers, middle_stages = l.pp;
@@ -132,13 +139,32 @@ Layout resolve_layout(const MemoryInputs& in) {
                        fmt::format("{} / {} with {} layers on {} stages", first, last, m.layers, l.pp),
                        "a split whose remaining layers divide evenly over the other stages");
   } else if (m.layers % (l.pp * l.vpp) != 0) {
-    throw InputError("layout.pp", fmt::format("{} x layout.vpp {} (does not divide the {} layers)", l.pp, l.vpp, m.layers),
+    throw InputError("layout.pp",
+                     fmt::format("{} x layout.vpp {} (does not divide the {} layers)", l.pp, l.vpp, m.layers),
                      "pp x vpp dividing " + std::to_string(m.layers) + " (divisors: " + divisors_of(m.layers) +
                          "), or layout.first_stage_layers/layout.last_stage_layers for an uneven split");
   }
   if (l.recompute_layers > m.layers / l.pp + 1 && l.recompute_layers != -1)
     throw InputError("layout.recompute_layers", std::to_string(l.recompute_layers),
                      fmt::format("0 to {} (layers per pipeline stage)", (m.layers + l.pp - 1) / l.pp));
+}
+
+}  // namespace
+
+Layout resolve_layout(const MemoryInputs& in) {
+  Layout l = in.layout;
+  check_ranges(in, l);
+  if (l.etp == 0) l.etp = l.tp;
+  require_range("layout.etp", l.etp, 1, 65536);
+  derive_degrees(l);
+  check_schedule_and_batch(in, l);
+  check_offload_and_recompute(l);
+  if (!in.model) {
+    if (l.ep > 1) throw InputError("layout.ep", std::to_string(l.ep), "1 with params (expert parallelism needs model)");
+    return l;
+  }
+  check_heads_and_experts(*in.model, l);
+  check_pipeline_split(*in.model, l);
   return l;
 }
 

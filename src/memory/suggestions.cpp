@@ -35,17 +35,9 @@ double dp_comm_bytes(const Layout& l, double params_local) {
   return l.zero == 3 ? ring * 1.5 : ring;                        // ZeRO-3 gathers parameters again in backward
 }
 
-}  // namespace
-
-std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
-  const Layout base = resolve_layout(in);
-  const MemoryReport before = estimate_memory(in);
-  const double params_local = before.params_total / static_cast<double>(base.tp * base.pp);
-  const double flops_training =
-      in.model ? flops_per_token(*in.model, in.training.seq_len).training : 0.0;
-  const double flops_attention =
-      in.model ? 3.0 * flops_per_token(*in.model, in.training.seq_len).attention_forward : 0.0;
-
+// The changes worth trying for a layout: more sharding, recomputation, a fused loss, a smaller micro-batch, more
+// model parallelism, offload, more GPUs.
+std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& base) {
   std::vector<Candidate> candidates;
   for (int z = base.zero + 1; z <= 3; ++z)
     if (base.dp * base.cp > 1)
@@ -102,10 +94,69 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
                               if (m.training.global_batch == 0)
                                 m.training.global_batch = m.training.micro_batch * base.dp * factor;
                             }});
+  return candidates;
+}
+
+// What the layout costs before any change: its memory, its parameters per rank and its FLOPs per token.
+struct Baseline {
+  Layout layout;
+  MemoryReport report;
+  double params_local = 0;
+  double flops_training = 0, flops_attention = 0;
+};
+
+std::string cost_text(const Suggestion& s, const Layout& base, const Layout& after, const MemoryInputs& in) {
+  std::string cost;
+  if (s.extra_gpus > 0) cost += fmt::format("+{} GPUs; ", s.extra_gpus);
+  if (s.extra_compute_fraction > 0)
+    cost += fmt::format("+{:.1f}% {}; ", 100.0 * s.extra_compute_fraction,
+                        after.pp > base.pp ? "time in pipeline bubble" : "compute");
+  if (s.extra_comm_bytes_per_step > 0)
+    cost += fmt::format("+{:.2f} GB communicated per GPU per step; ", s.extra_comm_bytes_per_step / kGB);
+  if (after.offload != Offload::none && base.offload == Offload::none)
+    cost += "host-link traffic every step (gradients down, parameters up); ";
+  if (s.inputs.training.micro_batch < in.training.micro_batch) cost += "smaller GEMMs, more microbatches; ";
+  if (cost.empty()) return "no extra compute or communication volume";
+  cost.resize(cost.size() - 2);
+  return cost;
+}
+
+// The extra compute, communication and GPUs a change costs.
+void price(Suggestion& s, const MemoryInputs& in, const Baseline& b, const Layout& after, const MemoryReport& r) {
+  const Layout& base = b.layout;
+  s.new_total = r.worst().total;
+  s.fits = r.fits;
+  s.extra_gpus = after.gpus - base.gpus;
+  const double comm_before = tp_comm_bytes(in, base, b.report.microbatches) + dp_comm_bytes(base, b.params_local);
+  const double params_after = r.params_total / static_cast<double>(after.tp * after.pp);
+  const double comm_after = tp_comm_bytes(s.inputs, after, r.microbatches) + dp_comm_bytes(after, params_after);
+  s.extra_comm_bytes_per_step = std::max(0.0, comm_after - comm_before);
+  if (b.flops_training > 0) {
+    if (after.recompute == Recompute::full && base.recompute != Recompute::full)
+      s.extra_compute_fraction = 1.0 / 3.0;  // one more forward per training step (forward is 1/3 of it)
+    else if (after.recompute == Recompute::selective && base.recompute == Recompute::none)
+      s.extra_compute_fraction = b.flops_attention / 3.0 / b.flops_training;
+  }
+  if (after.pp > base.pp) {
+    const double m = static_cast<double>(r.microbatches);
+    s.extra_compute_fraction = static_cast<double>(after.pp - 1) / m - static_cast<double>(base.pp - 1) / m;
+  }
+  s.cost = cost_text(s, base, after, in);
+}
+
+}  // namespace
+
+std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
+  Baseline b;
+  b.layout = resolve_layout(in);
+  b.report = estimate_memory(in);
+  b.params_local = b.report.params_total / static_cast<double>(b.layout.tp * b.layout.pp);
+  b.flops_training = in.model ? flops_per_token(*in.model, in.training.seq_len).training : 0.0;
+  b.flops_attention = in.model ? 3.0 * flops_per_token(*in.model, in.training.seq_len).attention_forward : 0.0;
 
   std::vector<Suggestion> out;
   bool gpus_fit = false;
-  for (const auto& c : candidates) {
+  for (const auto& c : candidate_changes(in, b.layout)) {
     Suggestion s;
     s.change = c.change;
     s.description = c.description;
@@ -119,50 +170,21 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
     } catch (const InputError&) {
       continue;  // the change is not possible for this model or GPU count
     }
-    if (r.worst().total >= before.worst().total) continue;
+    if (r.worst().total >= b.report.worst().total) continue;
     if (c.change.rfind("--gpus", 0) == 0) {
       if (gpus_fit) continue;  // only the smallest GPU count that fits
       gpus_fit = r.fits;
     }
-    s.new_total = r.worst().total;
-    s.fits = r.fits;
-    s.extra_gpus = after.gpus - base.gpus;
-    const double comm_before = tp_comm_bytes(in, base, before.microbatches) + dp_comm_bytes(base, params_local);
-    const double params_after = r.params_total / static_cast<double>(after.tp * after.pp);
-    const double comm_after = tp_comm_bytes(s.inputs, after, r.microbatches) + dp_comm_bytes(after, params_after);
-    s.extra_comm_bytes_per_step = std::max(0.0, comm_after - comm_before);
-    if (flops_training > 0) {
-      if (after.recompute == Recompute::full && base.recompute != Recompute::full)
-        s.extra_compute_fraction = 1.0 / 3.0;  // one more forward per training step (forward is 1/3 of it)
-      else if (after.recompute == Recompute::selective && base.recompute == Recompute::none)
-        s.extra_compute_fraction = flops_attention / 3.0 / flops_training;
-    }
-    if (after.pp > base.pp) {
-      const double m = static_cast<double>(r.microbatches);
-      s.extra_compute_fraction = static_cast<double>(after.pp - 1) / m - static_cast<double>(base.pp - 1) / m;
-    }
-    std::string cost;
-    if (s.extra_gpus > 0) cost += fmt::format("+{} GPUs; ", s.extra_gpus);
-    if (s.extra_compute_fraction > 0)
-      cost += fmt::format("+{:.1f}% {}; ", 100.0 * s.extra_compute_fraction,
-                          after.pp > base.pp ? "time in pipeline bubble" : "compute");
-    if (s.extra_comm_bytes_per_step > 0)
-      cost += fmt::format("+{:.2f} GB communicated per GPU per step; ", s.extra_comm_bytes_per_step / kGB);
-    if (after.offload != Offload::none && base.offload == Offload::none)
-      cost += "host-link traffic every step (gradients down, parameters up); ";
-    if (s.inputs.training.micro_batch < in.training.micro_batch) cost += "smaller GEMMs, more microbatches; ";
-    if (cost.empty()) cost = "no extra compute or communication volume";
-    else cost.resize(cost.size() - 2);
-    s.cost = cost;
+    price(s, in, b, after, r);
     out.push_back(std::move(s));
   }
-  std::stable_sort(out.begin(), out.end(), [](const Suggestion& a, const Suggestion& b) {
-    if (a.fits != b.fits) return a.fits;
-    if (a.extra_gpus != b.extra_gpus) return a.extra_gpus < b.extra_gpus;
-    if (a.extra_compute_fraction != b.extra_compute_fraction) return a.extra_compute_fraction < b.extra_compute_fraction;
-    if (a.extra_comm_bytes_per_step != b.extra_comm_bytes_per_step)
-      return a.extra_comm_bytes_per_step < b.extra_comm_bytes_per_step;
-    return a.new_total < b.new_total;
+  std::stable_sort(out.begin(), out.end(), [](const Suggestion& a, const Suggestion& x) {
+    if (a.fits != x.fits) return a.fits;
+    if (a.extra_gpus != x.extra_gpus) return a.extra_gpus < x.extra_gpus;
+    if (a.extra_compute_fraction != x.extra_compute_fraction) return a.extra_compute_fraction < x.extra_compute_fraction;
+    if (a.extra_comm_bytes_per_step != x.extra_comm_bytes_per_step)
+      return a.extra_comm_bytes_per_step < x.extra_comm_bytes_per_step;
+    return a.new_total < x.new_total;
   });
   return out;
 }

@@ -41,22 +41,24 @@ bool allowed(const std::vector<std::int64_t>& list, std::int64_t v, std::int64_t
 Space::Space(const Evaluator& ev) : ev_(ev) {
   const PlanInputs& in = ev.inputs();
   const SearchSpace& f = in.space;
-  const ModelConfig& m = ev.model();
   const TrainingConfig& tr = in.base.training;
   if (tr.global_batch <= 0)
-    throw InputError("training.global_batch", std::to_string(tr.global_batch), "a global batch in sequences (the search keeps it fixed)");
+    throw InputError("training.global_batch", std::to_string(tr.global_batch),
+                     "a global batch in sequences (the search keeps it fixed)");
   for (int z : f.zero)
     if (z < 0 || z > 3) throw InputError("space.zero", std::to_string(z), "stages 0 to 3");
-
+  choose_variants(f);
   // GPU counts: the whole cluster, or with --objective cost every whole number of nodes up to it.
-  std::vector<std::int64_t> gpu_counts{ev.total_gpus()};
   const std::int64_t per_node = std::max(1, in.fabric.gpus_per_node);
   if (in.objective == Objective::cost && in.gpus <= 0 && ev.total_gpus() % per_node == 0) {
-    gpu_counts.clear();
-    for (std::int64_t n = 1; n * per_node <= ev.total_gpus(); ++n) gpu_counts.push_back(n * per_node);
+    for (std::int64_t n = 1; n * per_node <= ev.total_gpus(); ++n) add_shapes(n * per_node);
+  } else {
+    add_shapes(ev.total_gpus());
   }
+}
 
-  // Variants inside a shape (independent of the shape except for TP > 1 and layers per stage).
+// Variants inside a shape (independent of the shape except for TP > 1 and layers per stage).
+void Space::choose_variants(const SearchSpace& f) {
   for (int z = 0; z <= 3; ++z) {
     if (!f.zero.empty() && std::find(f.zero.begin(), f.zero.end(), z) == f.zero.end()) continue;
     zo_.push_back({z, Offload::none, OffloadTarget::cpu});
@@ -81,64 +83,76 @@ Space::Space(const Evaluator& ev) : ev_(ev) {
     }
   // With TP = 1 sequence parallelism and TP overlap do not exist; the one choice is "off".
   if (spov_1_.empty() && !spov_tp_.empty()) spov_1_.push_back({false, false});
-  auto has_rc = [&](Recompute r) { return f.recompute.empty() || std::find(f.recompute.begin(), f.recompute.end(), r) != f.recompute.end(); };
+  auto has_rc = [&](Recompute r) {
+    return f.recompute.empty() || std::find(f.recompute.begin(), f.recompute.end(), r) != f.recompute.end();
+  };
   rc_none_ = has_rc(Recompute::none);
   rc_selective_ = has_rc(Recompute::selective);
   rc_full_ = has_rc(Recompute::full);
+}
 
-  for (std::int64_t gpus : gpu_counts) {
-    for (std::int64_t tp : divisors(gpus)) {
-      if (!allowed(f.tp, tp, f.max_tp) || m.heads % tp != 0) continue;
-      if (!m.mla.enabled && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
-      for (std::int64_t cp : divisors(gpus / tp)) {
-        if (!allowed(f.cp, cp, f.max_cp) || tr.seq_len % cp != 0) continue;
-        for (std::int64_t pp : divisors(gpus / (tp * cp))) {
-          if (!allowed(f.pp, pp, f.max_pp) || m.layers % pp != 0) continue;
-          const std::int64_t dp = gpus / (tp * cp * pp);
-          if (!allowed(f.dp, dp) || tr.global_batch % dp != 0) continue;
-          for (std::int64_t vpp = 1; vpp * pp <= m.layers; ++vpp) {
-            if (pp == 1 && vpp > 1) break;
-            if (m.layers % (pp * vpp) != 0 || !allowed(f.vpp, vpp, f.max_vpp)) continue;
-            std::vector<std::pair<std::int64_t, std::int64_t>> experts;
-            if (!m.is_moe()) {
-              if (allowed(f.ep, 1) && allowed(f.etp, tp)) experts.push_back({1, tp});
-            } else {
-              for (std::int64_t ep : divisors(m.moe.routed_experts)) {
-                if (!allowed(f.ep, ep)) continue;
-                for (std::int64_t etp : divisors(tp)) {
-                  if (!allowed(f.etp, etp) || (tp * cp * dp) % (ep * etp) != 0) continue;
-                  experts.push_back({ep, etp});
-                }
-              }
-            }
-            for (const auto& [ep, etp] : experts) {
-              Shape s;
-              s.gpus = gpus;
-              s.tp = tp;
-              s.cp = cp;
-              s.pp = pp;
-              s.vpp = vpp;
-              s.ep = ep;
-              s.etp = etp;
-              s.dp = dp;
-              s.layers_per_stage = m.layers / pp;
-              std::vector<std::int64_t> mbs;
-              for (std::int64_t mb : divisors(tr.global_batch / dp)) {
-                if (!allowed(f.micro_batch, mb)) continue;
-                if (vpp > 1 && (tr.global_batch / (dp * mb)) % pp != 0) continue;   // Megatron's interleaving rule
-                mbs.push_back(mb);
-              }
-              if (mbs.empty()) continue;
-              const std::uint64_t per_mb = inner_count(s);
-              if (per_mb == 0) continue;
-              shapes_.push_back(std::move(s));
-              mbs_.push_back(std::move(mbs));
-              total_ += per_mb * mbs_.back().size();
-            }
-          }
+// Every (tp, cp, pp) that the heads, the sequence and the layers allow on `gpus`, data parallelism filling the rest.
+void Space::add_shapes(std::int64_t gpus) {
+  const SearchSpace& f = ev_.inputs().space;
+  const ModelConfig& m = ev_.model();
+  const TrainingConfig& tr = ev_.inputs().base.training;
+  for (std::int64_t tp : divisors(gpus)) {
+    if (!allowed(f.tp, tp, f.max_tp) || m.heads % tp != 0) continue;
+    if (!m.mla.enabled && m.kv_heads % tp != 0 && tp % m.kv_heads != 0) continue;
+    for (std::int64_t cp : divisors(gpus / tp)) {
+      if (!allowed(f.cp, cp, f.max_cp) || tr.seq_len % cp != 0) continue;
+      for (std::int64_t pp : divisors(gpus / (tp * cp))) {
+        if (!allowed(f.pp, pp, f.max_pp) || m.layers % pp != 0) continue;
+        const std::int64_t dp = gpus / (tp * cp * pp);
+        if (!allowed(f.dp, dp) || tr.global_batch % dp != 0) continue;
+        for (std::int64_t vpp = 1; vpp * pp <= m.layers; ++vpp) {
+          if (pp == 1 && vpp > 1) break;
+          if (m.layers % (pp * vpp) != 0 || !allowed(f.vpp, vpp, f.max_vpp)) continue;
+          Shape s;
+          s.gpus = gpus;
+          s.tp = tp;
+          s.cp = cp;
+          s.pp = pp;
+          s.vpp = vpp;
+          s.dp = dp;
+          s.layers_per_stage = m.layers / pp;
+          add_expert_shapes(s);
         }
       }
     }
+  }
+}
+
+// The shape with each expert parallelism and expert tensor parallelism the experts and the stage's GPUs allow.
+void Space::add_expert_shapes(Shape s) {
+  const SearchSpace& f = ev_.inputs().space;
+  const ModelConfig& m = ev_.model();
+  std::vector<std::pair<std::int64_t, std::int64_t>> experts;
+  if (!m.is_moe()) {
+    if (allowed(f.ep, 1) && allowed(f.etp, s.tp)) experts.push_back({1, s.tp});
+  } else {
+    for (std::int64_t ep : divisors(m.moe.routed_experts)) {
+      if (!allowed(f.ep, ep)) continue;
+      for (std::int64_t etp : divisors(s.tp))
+        if (allowed(f.etp, etp) && (s.tp * s.cp * s.dp) % (ep * etp) == 0) experts.push_back({ep, etp});
+    }
+  }
+  const TrainingConfig& tr = ev_.inputs().base.training;
+  for (const auto& [ep, etp] : experts) {
+    s.ep = ep;
+    s.etp = etp;
+    std::vector<std::int64_t> mbs;
+    for (std::int64_t mb : divisors(tr.global_batch / s.dp)) {
+      if (!allowed(f.micro_batch, mb)) continue;
+      if (s.vpp > 1 && (tr.global_batch / (s.dp * mb)) % s.pp != 0) continue;   // Megatron's interleaving rule
+      mbs.push_back(mb);
+    }
+    if (mbs.empty()) continue;
+    const std::uint64_t per_mb = inner_count(s);
+    if (per_mb == 0) continue;
+    shapes_.push_back(s);
+    mbs_.push_back(std::move(mbs));
+    total_ += per_mb * mbs_.back().size();
   }
 }
 
@@ -269,42 +283,27 @@ class Worker {
     return true;
   }
 
+  // One work item: a shape and a micro-batch, with the time bounds of its (sequence parallelism, overlap) choices.
+  struct Item {
+    std::size_t shape_index;
+    const Shape& shape;
+    const memory::MemoryModel& memory;
+    std::int64_t micro_batch;
+    double floor = 0;                      // the FLOP floor of the item's plainest layout
+    double bounds[4] = {0, 0, 0, 0};       // per (sequence parallelism, overlap)
+    double bound(const Variant& v) const { return bounds[(v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)]; }
+  };
+
   void item(std::size_t shape_index, const Shape& s, const memory::MemoryModel& memory_model, std::int64_t mb) {
-    const bool prune = ev_.inputs().prune;
-    const bool partial = ev_.inputs().space.partial_recompute;
-    const auto& spov = sp_.spov(s);
-    const std::uint64_t rc_n = sp_.rc_count(s);
-    const std::int64_t lps = s.layers_per_stage;
     have_[0] = have_[1] = have_[2] = have_[3] = false;
     for (auto& m : models_) m.reset();
-    // Lower bounds of every (sequence parallelism, overlap) choice: the whole item is skipped when none can beat
-    // the k-th best.
-    double floor = 0;
-    double bounds[4] = {0, 0, 0, 0};
-    if (prune) {
-      Variant plain;
-      plain.micro_batch = mb;
-      ev_.set_layout(est_, s, plain);
-      floor = ev_.step_lower_bound_s(est_);
-      double best = std::numeric_limits<double>::infinity();
-      for (const auto& [sp, ov] : spov) {
-        double& b = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
-        Variant probe = plain;
-        probe.sequence_parallel = sp;
-        probe.tp_overlap = ov;
-        ev_.set_layout(est_, s, probe);
-        b = Evaluator::variant_lower_bound_s(model(sp, ov));
-        best = std::min(best, b);
-      }
-      if (ev_.score(s, best) > threshold()) {
-        stats.pruned_time += sp_.inner_count(s);
-        return;
-      }
-    }
+    Item it{shape_index, s, memory_model, mb};
+    if (ev_.inputs().prune && !bound_item(it)) return;
+    const auto& spov = sp_.spov(s);
     const double usable = static_cast<double>(ev_.usable_bytes());
     for (const ZeroOffload& zo : sp_.zero_offload()) {
-      if (prune && memory_model.states_lower_bound(zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
-        stats.pruned_states += spov.size() * rc_n;
+      if (ev_.inputs().prune && memory_model.states_lower_bound(zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
+        stats.pruned_states += spov.size() * sp_.rc_count(s);
         continue;
       }
       for (const auto& [sp, ov] : spov) {
@@ -315,90 +314,118 @@ class Worker {
         v.zero = zo.zero;
         v.offload = zo.offload;
         v.offload_target = zo.target;
-        const double vbound = bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
-        auto bound_prunes = [&](Recompute r, std::int64_t k) {
-          Variant w = v;
-          w.recompute = r;
-          w.recompute_layers = k;
-          return time_pruned(s, w, vbound, floor);
-        };
-        if (sp_.rc_none()) {
-          v.recompute = Recompute::none;
-          v.recompute_layers = -1;
-          if (bound_prunes(Recompute::none, -1)) ++stats.pruned_time;
-          else evaluate(shape_index, s, memory_model, v, acts(memory_model, mb, sp, false));
-        }
-        if (sp_.rc_selective()) {
-          v.recompute = Recompute::selective;
-          v.recompute_layers = -1;
-          if (bound_prunes(Recompute::selective, -1)) ++stats.pruned_time;
-          else evaluate(shape_index, s, memory_model, v, acts(memory_model, mb, sp, true));
-        }
-        if (!sp_.rc_full()) continue;
-        v.recompute = Recompute::full;
-        const auto& a = acts(memory_model, mb, sp, false);
-        if (!partial) {
-          v.recompute_layers = -1;
-          if (bound_prunes(Recompute::full, -1)) ++stats.pruned_time;
-          else evaluate(shape_index, s, memory_model, v, a);
-          continue;
-        }
-        auto layers_flag = [&](std::int64_t k) { return k == lps ? std::int64_t{-1} : k; };
-        if (!prune) {
-          for (std::int64_t k = 1; k <= lps; ++k) {
-            v.recompute_layers = layers_flag(k);
-            evaluate(shape_index, s, memory_model, v, a);
-          }
-          continue;
-        }
-        // Memory shrinks with k (more recomputed layers) and the time lower bound grows with it: find the smallest
-        // k that fits by bisection, then walk up while the bound can still beat the k-th best.
-        if (bound_prunes(Recompute::full, 1)) {
-          stats.pruned_time += static_cast<std::uint64_t>(lps);
-          continue;
-        }
-        std::vector<std::int64_t> probed;
-        auto mem_at = [&](std::int64_t k) {
-          v.recompute_layers = layers_flag(k);
-          probed.push_back(k);
-          return memory_model.peak(a, v);
-        };
-        std::int64_t lo = 1, hi = lps;
-        const memory::MemoryPeak m_all = mem_at(hi);
-        if (m_all.total > ev_.usable_bytes()) {   // even all layers recomputed does not fit: no k does
-          stats.evaluated += 1;
-          stats.pruned_states += static_cast<std::uint64_t>(lps - 1);
-          continue;
-        }
-        memory::MemoryPeak m_fit = m_all;
-        while (lo < hi) {
-          const std::int64_t mid = lo + (hi - lo) / 2;
-          const memory::MemoryPeak mm = mem_at(mid);
-          if (mm.total <= ev_.usable_bytes()) {
-            hi = mid;
-            m_fit = mm;
-          } else {
-            lo = mid + 1;
-          }
-        }
-        // Probes below `hi` are evaluated layouts that do not fit; the other k below it are pruned by
-        // monotonicity; k >= hi are accounted for in the walk.
-        const auto below = static_cast<std::uint64_t>(std::count_if(probed.begin(), probed.end(), [&](std::int64_t k) { return k < hi; }));
-        stats.evaluated += below;
-        stats.pruned_states += static_cast<std::uint64_t>(hi - 1) - below;
-        for (std::int64_t k = hi; k <= lps; ++k) {
-          if (bound_prunes(Recompute::full, k)) {
-            stats.pruned_time += static_cast<std::uint64_t>(lps - k + 1);
-            break;
-          }
-          v.recompute_layers = layers_flag(k);
-          if (k == hi) {
-            evaluate(shape_index, s, memory_model, v, a, &m_fit);
-          } else {
-            evaluate(shape_index, s, memory_model, v, a);
-          }
-        }
+        recompute_variants(it, v);
       }
+    }
+  }
+
+  // The lower bounds of every (sequence parallelism, overlap) choice of the item; false when none can beat the
+  // k-th best, and the whole item is skipped.
+  bool bound_item(Item& it) {
+    Variant plain;
+    plain.micro_batch = it.micro_batch;
+    ev_.set_layout(est_, it.shape, plain);
+    it.floor = ev_.step_lower_bound_s(est_);
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [sp, ov] : sp_.spov(it.shape)) {
+      Variant probe = plain;
+      probe.sequence_parallel = sp;
+      probe.tp_overlap = ov;
+      ev_.set_layout(est_, it.shape, probe);
+      double& b = it.bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
+      b = Evaluator::variant_lower_bound_s(model(sp, ov));
+      best = std::min(best, b);
+    }
+    if (ev_.score(it.shape, best) <= threshold()) return true;
+    stats.pruned_time += sp_.inner_count(it.shape);
+    return false;
+  }
+
+  bool bound_prunes(const Item& it, Variant v, Recompute r, std::int64_t layers) {
+    v.recompute = r;
+    v.recompute_layers = layers;
+    return time_pruned(it.shape, v, it.bound(v), it.floor);
+  }
+
+  // No recomputation, selective, and full recomputation of 1 .. all layers of a stage.
+  void recompute_variants(const Item& it, Variant v) {
+    const bool sp = v.sequence_parallel;
+    if (sp_.rc_none()) {
+      v.recompute = Recompute::none;
+      v.recompute_layers = -1;
+      if (bound_prunes(it, v, Recompute::none, -1)) ++stats.pruned_time;
+      else evaluate(it.shape_index, it.shape, it.memory, v, acts(it.memory, it.micro_batch, sp, false));
+    }
+    if (sp_.rc_selective()) {
+      v.recompute = Recompute::selective;
+      v.recompute_layers = -1;
+      if (bound_prunes(it, v, Recompute::selective, -1)) ++stats.pruned_time;
+      else evaluate(it.shape_index, it.shape, it.memory, v, acts(it.memory, it.micro_batch, sp, true));
+    }
+    if (!sp_.rc_full()) return;
+    v.recompute = Recompute::full;
+    const auto& a = acts(it.memory, it.micro_batch, sp, false);
+    const std::int64_t lps = it.shape.layers_per_stage;
+    if (!ev_.inputs().space.partial_recompute) {
+      v.recompute_layers = -1;
+      if (bound_prunes(it, v, Recompute::full, -1)) ++stats.pruned_time;
+      else evaluate(it.shape_index, it.shape, it.memory, v, a);
+    } else if (!ev_.inputs().prune) {
+      for (std::int64_t k = 1; k <= lps; ++k) {
+        v.recompute_layers = k == lps ? -1 : k;
+        evaluate(it.shape_index, it.shape, it.memory, v, a);
+      }
+    } else {
+      partial_recompute(it, v, a);
+    }
+  }
+
+  // Memory shrinks with k (more recomputed layers) and the time lower bound grows with it: find the smallest k
+  // that fits by bisection, then walk up while the bound can still beat the k-th best.
+  void partial_recompute(const Item& it, Variant v, const memory::ActivationTable& a) {
+    const std::int64_t lps = it.shape.layers_per_stage;
+    auto layers_flag = [&](std::int64_t k) { return k == lps ? std::int64_t{-1} : k; };
+    if (bound_prunes(it, v, Recompute::full, 1)) {
+      stats.pruned_time += static_cast<std::uint64_t>(lps);
+      return;
+    }
+    std::vector<std::int64_t> probed;
+    auto mem_at = [&](std::int64_t k) {
+      v.recompute_layers = layers_flag(k);
+      probed.push_back(k);
+      return it.memory.peak(a, v);
+    };
+    std::int64_t lo = 1, hi = lps;
+    const memory::MemoryPeak m_all = mem_at(hi);
+    if (m_all.total > ev_.usable_bytes()) {   // even all layers recomputed does not fit: no k does
+      stats.evaluated += 1;
+      stats.pruned_states += static_cast<std::uint64_t>(lps - 1);
+      return;
+    }
+    memory::MemoryPeak m_fit = m_all;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      const memory::MemoryPeak mm = mem_at(mid);
+      if (mm.total <= ev_.usable_bytes()) {
+        hi = mid;
+        m_fit = mm;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    // Probes below `hi` are evaluated layouts that do not fit; the other k below it are pruned by monotonicity;
+    // k >= hi are accounted for in the walk.
+    const auto below = static_cast<std::uint64_t>(
+        std::count_if(probed.begin(), probed.end(), [&](std::int64_t k) { return k < hi; }));
+    stats.evaluated += below;
+    stats.pruned_states += static_cast<std::uint64_t>(hi - 1) - below;
+    for (std::int64_t k = hi; k <= lps; ++k) {
+      if (bound_prunes(it, v, Recompute::full, k)) {
+        stats.pruned_time += static_cast<std::uint64_t>(lps - k + 1);
+        break;
+      }
+      v.recompute_layers = layers_flag(k);
+      evaluate(it.shape_index, it.shape, it.memory, v, a, k == hi ? &m_fit : nullptr);
     }
   }
 

@@ -33,6 +33,10 @@ class Space {
   std::uint64_t total() const { return total_; }
 
  private:
+  void choose_variants(const SearchSpace& filters);
+  void add_shapes(std::int64_t gpus);
+  void add_expert_shapes(Shape shape);
+
   const Evaluator& ev_;
   std::vector<Shape> shapes_;
   std::vector<std::vector<std::int64_t>> mbs_;

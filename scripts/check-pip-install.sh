@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `pip install .` as a Python user runs it, without any package index (no network): into a fresh virtual
+# environment of the given interpreter, then one question answered.
+#   scripts/check-pip-install.sh [python3]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+python="${1:-python3}"
+venv=$(mktemp -d /tmp/gpuplan-pip-XXXXXX)
+trap 'rm -rf "$venv"' EXIT
+"$python" -m venv "$venv"
+"$venv/bin/pip" install --no-index --quiet "$root"
+cd "$venv"
+# 7e9 parameters in fp16: 2 bytes each of weights (hand derivation, docs/memory.md table 1).
+"$venv/bin/python" -c "
+import gpuplan
+weights = gpuplan.memory(params=7e9, precision='fp16', optimizer='adam').per_gpu.weights
+assert weights == 14_000_000_000, weights
+print('pip install .: gpuplan', gpuplan.__version__, 'imports and answers')
+"
