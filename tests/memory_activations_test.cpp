@@ -32,13 +32,13 @@ ModelConfig gpt_block(std::int64_t layers = 8) {
 memory::ActivationContext context(const ModelConfig& m, double t, bool sp, bool selective, bool dropout) {
   memory::ActivationContext c;
   c.model = &m;
-  c.s = 2048;
-  c.s_kv = 2048;
-  c.b = 4;
-  c.t = t;
+  c.seq_local = 2048;
+  c.keys_per_query = 2048;
+  c.micro_batch = 4;
+  c.tp = t;
   c.etp = t;
-  c.sp = sp;
-  c.e = 2;
+  c.sequence_parallel = sp;
+  c.element_bytes = 2;
   c.dropout = dropout;
   c.attention = Attention::eager;
   c.selective = selective;
@@ -122,7 +122,7 @@ TEST(MemoryActivations, PipelineFirstStageHoldsAllLayersWorthOfOneMicrobatch) {
   EXPECT_EQ(r.microbatches, 16);
   for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(r.stages[static_cast<std::size_t>(i)].in_flight, 4 - i);
   memory::ActivationContext c = context(*in.model, 1, false, false, false);
-  c.b = 1;
+  c.micro_batch = 1;
   c.attention = Attention::flash;
   const double per_layer = layer_bytes(c);
   const double token_ids = 8.0 * 2048;  // the first stage also keeps the int64 input ids of each microbatch

@@ -12,10 +12,10 @@ constexpr const char* kHf = "Hugging Face transformers modeling_llama.py (RMSNor
 Shapes shapes_of(const ActivationContext& c) {
   const ModelConfig& m = *c.model;
   Shapes x;
-  x.tokens = c.s * c.b;
-  x.h = static_cast<double>(m.hidden);
+  x.tokens = c.seq_local * c.micro_batch;
+  x.hidden = static_cast<double>(m.hidden);
   x.heads = static_cast<double>(m.heads);
-  x.f = static_cast<double>(m.ffn_hidden);
+  x.ffn = static_cast<double>(m.ffn_hidden);
   x.gated = m.mlp == MlpKind::gated;
   x.norm_stats = m.norm == NormKind::layernorm ? 8.0 : 4.0;
   if (m.mla.enabled) {
@@ -34,31 +34,31 @@ Shapes shapes_of(const ActivationContext& c) {
 void core_attention_terms(const ActivationContext& c, const Shapes& x, Ledger& g, const char* eager_source,
                           const char* flash_source) {
   if (c.attention == Attention::flash) {
-    g.add("flash attention logsumexp (fp32)", 4.0 * x.tokens * x.heads / c.t, flash_source);
+    g.add("flash attention logsumexp (fp32)", 4.0 * x.tokens * x.heads / c.tp, flash_source);
     return;
   }
   if (c.selective) return;  // selective recompute re-runs QK^T, softmax, dropout and the V product
-  const double scores = x.tokens * c.s_kv * x.heads / c.t;
-  g.add("attention probabilities (softmax output)", c.e * scores, eager_source);
+  const double scores = x.tokens * c.keys_per_query * x.heads / c.tp;
+  g.add("attention probabilities (softmax output)", c.element_bytes * scores, eager_source);
   if (c.dropout) {
     g.add("attention dropout mask (1 byte)", scores, eager_source);
-    g.add("attention dropout output", c.e * scores, eager_source);
+    g.add("attention dropout output", c.element_bytes * scores, eager_source);
   }
 }
 
 void mla_projection_terms(const ActivationContext& c, const Shapes& x, Ledger& g, double seq_split) {
   const MlaConfig& mla = c.model->mla;
   const char* src = "DeepSeek-V2/V3 MLA (arXiv 2405.04434): latent down/up projections";
-  g.add("q and kv down-projection input", c.e * x.tokens * x.h / seq_split, src);
+  g.add("q and kv down-projection input", c.element_bytes * x.tokens * x.hidden / seq_split, src);
   if (mla.q_lora_rank > 0) {
     const double q = static_cast<double>(mla.q_lora_rank);
-    g.add("q latent norm input and up-projection input", 2.0 * c.e * x.tokens * q / seq_split, src);
+    g.add("q latent norm input and up-projection input", 2.0 * c.element_bytes * x.tokens * q / seq_split, src);
   }
   const double kv = static_cast<double>(mla.kv_lora_rank);
-  g.add("kv latent norm input and up-projection input", 2.0 * c.e * x.tokens * kv / seq_split, src);
-  g.add("query", c.e * x.tokens * x.q_width / c.t, src);
-  g.add("key", c.e * x.tokens * x.kv_width / c.t, src);
-  g.add("value", c.e * x.tokens * x.v_width / c.t, src);
+  g.add("kv latent norm input and up-projection input", 2.0 * c.element_bytes * x.tokens * kv / seq_split, src);
+  g.add("query", c.element_bytes * x.tokens * x.q_width / c.tp, src);
+  g.add("key", c.element_bytes * x.tokens * x.kv_width / c.tp, src);
+  g.add("value", c.element_bytes * x.tokens * x.v_width / c.tp, src);
 }
 
 double layer_activation_bytes(const ActivationContext& c, bool moe_layer, Ledger& g) {
@@ -75,9 +75,9 @@ double checkpointed_layer_bytes(const ActivationContext& c, Ledger& g) {
   const Shapes x = shapes_of(c);
   const double before = g.total();
   // The checkpoint keeps the layer input only: the residual stream, fp32 under torch autocast.
-  const double residual_bytes = c.impl == Impl::torch_nn ? 4.0 : c.e;
-  const double seq_split = (c.impl == Impl::megatron && c.sp) ? c.t : 1.0;
-  g.add("checkpointed layer input", residual_bytes * x.tokens * x.h / seq_split,
+  const double residual_bytes = c.impl == Impl::torch_nn ? 4.0 : c.element_bytes;
+  const double seq_split = (c.impl == Impl::megatron && c.sequence_parallel) ? c.tp : 1.0;
+  g.add("checkpointed layer input", residual_bytes * x.tokens * x.hidden / seq_split,
         c.impl == Impl::torch_nn ? kTorchNn : kKorthikanti);
   return g.total() - before;
 }
@@ -87,11 +87,11 @@ double embedding_activation_bytes(const ActivationContext& c, Ledger& g) {
   const double before = g.total();
   g.add("input token ids (int64)", 8.0 * x.tokens, "embedding saves its indices");
   if (c.impl == Impl::torch_nn) {
-    g.add("position ids (int64)", 8.0 * c.s, kTorchNn);
-    if (c.dropout) g.add("embedding dropout mask (fp32, CPU dropout)", 4.0 * x.tokens * x.h, kTorchNn);
+    g.add("position ids (int64)", 8.0 * c.seq_local, kTorchNn);
+    if (c.dropout) g.add("embedding dropout mask (fp32, CPU dropout)", 4.0 * x.tokens * x.hidden, kTorchNn);
   } else if (c.dropout) {
-    const double seq_split = (c.impl == Impl::megatron && c.sp) ? c.t : 1.0;
-    g.add("embedding dropout mask (1 byte)", x.tokens * x.h / seq_split, kKorthikanti);
+    const double seq_split = (c.impl == Impl::megatron && c.sequence_parallel) ? c.tp : 1.0;
+    g.add("embedding dropout mask (1 byte)", x.tokens * x.hidden / seq_split, kKorthikanti);
   }
   return g.total() - before;
 }
@@ -101,25 +101,25 @@ double head_activation_bytes(const ActivationContext& c, Ledger& g) {
   const double before = g.total();
   switch (c.impl) {
     case Impl::megatron: {
-      const double seq_split = c.sp ? c.t : 1.0;
-      g.add("final norm input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+      const double seq_split = c.sequence_parallel ? c.tp : 1.0;
+      g.add("final norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
       g.add("final norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, kKorthikanti);
-      g.add("output layer input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+      g.add("output layer input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
       break;
     }
     case Impl::torch_nn: {
       const double vocab = static_cast<double>(c.model->vocab);
-      g.add("final norm input (fp32)", 4.0 * x.tokens * x.h, kTorchNn);
+      g.add("final norm input (fp32)", 4.0 * x.tokens * x.hidden, kTorchNn);
       g.add("final norm statistics (fp32)", 8.0 * x.tokens, kTorchNn);
-      g.add("output layer input", c.e * x.tokens * x.h, kTorchNn);
-      if (!c.fp32_compute) g.add("autocast bf16 copy of the output weight", 2.0 * vocab * x.h, kTorchNn);
+      g.add("output layer input", c.element_bytes * x.tokens * x.hidden, kTorchNn);
+      if (!c.fp32_compute) g.add("autocast bf16 copy of the output weight", 2.0 * vocab * x.hidden, kTorchNn);
       g.add("nll_loss total_weight", 4.0, kTorchNn);
       break;
     }
     case Impl::hf: {
-      g.add("final RMSNorm fp32 input copy", 4.0 * x.tokens * x.h, kHf);
+      g.add("final RMSNorm fp32 input copy", 4.0 * x.tokens * x.hidden, kHf);
       g.add("final norm statistics (fp32)", 4.0 * x.tokens, kHf);
-      g.add("final norm normalized and output (lm_head input)", 2.0 * c.e * x.tokens * x.h, kHf);
+      g.add("final norm normalized and output (lm_head input)", 2.0 * c.element_bytes * x.tokens * x.hidden, kHf);
       break;
     }
   }
@@ -129,19 +129,19 @@ double head_activation_bytes(const ActivationContext& c, Ledger& g) {
 double logits_bytes(const ActivationContext& c, const TrainingConfig& training, Ledger& g) {
   if (training.fused_loss) return 0;  // fused/chunked linear + cross-entropy never materializes the logits
   const double before = g.total();
-  const double logits = c.s * c.b * static_cast<double>(c.model->vocab);
+  const double logits = c.seq_local * c.micro_batch * static_cast<double>(c.model->vocab);
   switch (c.impl) {
     case Impl::megatron:
       // Vocab-parallel cross-entropy: the 16-bit logits are upcast to an fp32 softmax kept for backward.
-      g.add("output-layer logits (transient during the loss)", c.e * logits / c.t,
+      g.add("output-layer logits (transient during the loss)", c.element_bytes * logits / c.tp,
             "Megatron-LM tensor_parallel/cross_entropy.py");
-      g.add("cross-entropy softmax (fp32)", 4.0 * logits / c.t, "Megatron-LM tensor_parallel/cross_entropy.py");
+      g.add("cross-entropy softmax (fp32)", 4.0 * logits / c.tp, "Megatron-LM tensor_parallel/cross_entropy.py");
       break;
     case Impl::torch_nn:
       g.add("log_softmax output (fp32)", 4.0 * logits, kTorchNn);
       break;
     case Impl::hf:
-      g.add("logits returned by the model", c.e * logits, kHf);
+      g.add("logits returned by the model", c.element_bytes * logits, kHf);
       g.add("fp32 upcast of the logits (transient during the loss)", 4.0 * logits, "transformers loss_utils.py");
       g.add("log_softmax output (fp32)", 4.0 * logits, "torch cross_entropy");
       break;

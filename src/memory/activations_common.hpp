@@ -6,12 +6,12 @@ namespace gpuplan::memory {
 
 struct Shapes {
   double tokens = 0;     // s x b on this rank (before any sequence-parallel split)
-  double h = 0;
+  double hidden = 0;
   double heads = 0;
   double q_width = 0;    // a x head_dim (MLA: a x (nope + rope))
   double kv_width = 0;   // width of K and of V (GQA: k x head_dim)
   double v_width = 0;    // attention output width (a x head_dim, MLA: a x v_head_dim)
-  double f = 0;          // dense FFN width
+  double ffn = 0;        // dense FFN width
   bool gated = false;
   bool mla = false;
   double norm_stats = 8; // fp32 bytes per token a norm keeps: LayerNorm mean + rstd, RMSNorm rstd only

@@ -13,55 +13,55 @@ constexpr const char* kMoe = "Megatron-Core MoE token dispatcher and grouped exp
 
 double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g) {
   const double before = g.total();
-  const double seq_split = c.sp ? c.t : 1.0;   // sequence-parallel regions are split over TP
-  g.add("input norm input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+  const double seq_split = c.sequence_parallel ? c.tp : 1.0;   // sequence-parallel regions are split over TP
+  g.add("input norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
   g.add("input norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
   if (x.mla) {
     mla_projection_terms(c, x, g, seq_split);
   } else {
-    g.add("QKV projection input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
-    g.add("query", c.e * x.tokens * x.q_width / c.t, kKorthikanti);
-    g.add("key and value", c.e * x.tokens * 2.0 * x.kv_width / c.t, "GQA: k/a of the query width");
+    g.add("QKV projection input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+    g.add("query", c.element_bytes * x.tokens * x.q_width / c.tp, kKorthikanti);
+    g.add("key and value", c.element_bytes * x.tokens * 2.0 * x.kv_width / c.tp, "GQA: k/a of the query width");
   }
   core_attention_terms(c, x, g, kKorthikanti, kFlash);
-  g.add("output projection input", c.e * x.tokens * x.v_width / c.t, kKorthikanti);
-  if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.h / seq_split, kKorthikanti);
+  g.add("output projection input", c.element_bytes * x.tokens * x.v_width / c.tp, kKorthikanti);
+  if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
   return g.total() - before;
 }
 
 double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g) {
   const double before = g.total();
-  const double seq_split = c.sp ? c.t : 1.0;
-  g.add("pre-MLP norm input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+  const double seq_split = c.sequence_parallel ? c.tp : 1.0;
+  g.add("pre-MLP norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
   g.add("pre-MLP norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
   const double up_outputs = x.gated ? 2.0 : 1.0;
   if (!moe_layer) {
-    g.add("MLP up-projection input", c.e * x.tokens * x.h / seq_split, kKorthikanti);
+    g.add("MLP up-projection input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
     g.add(x.gated ? "gate and up projection outputs" : "activation input (fc1 output)",
-          up_outputs * c.e * x.tokens * x.f / c.t, kKorthikanti);
-    g.add("down-projection input", c.e * x.tokens * x.f / c.t, kKorthikanti);
+          up_outputs * c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
+    g.add("down-projection input", c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
   } else {
     const ModelConfig& m = *c.model;
     const double experts = static_cast<double>(m.moe.routed_experts);
     const double top_k = static_cast<double>(m.moe.top_k);
     const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
-    g.add("router input", c.e * x.tokens * x.h / seq_split, kMoe);
+    g.add("router input", c.element_bytes * x.tokens * x.hidden / seq_split, kMoe);
     g.add("router scores (fp32)", 4.0 * x.tokens * experts / seq_split, kMoe);
     // With sequence parallelism the dispatcher gathers the TP group's tokens; experts split f over expert-TP.
-    const double routed_tokens = x.tokens * top_k * (c.sp ? c.etp / c.t : 1.0);
-    g.add("dispatched tokens (expert input)", c.e * routed_tokens * x.h, kMoe);
-    g.add(x.gated ? "expert gate and up outputs" : "expert fc1 output", up_outputs * c.e * routed_tokens * fe / c.etp,
+    const double routed_tokens = x.tokens * top_k * (c.sequence_parallel ? c.etp / c.tp : 1.0);
+    g.add("dispatched tokens (expert input)", c.element_bytes * routed_tokens * x.hidden, kMoe);
+    g.add(x.gated ? "expert gate and up outputs" : "expert fc1 output", up_outputs * c.element_bytes * routed_tokens * fe / c.etp,
           kMoe);
-    g.add("expert down-projection input", c.e * routed_tokens * fe / c.etp, kMoe);
-    g.add("expert outputs before combine", c.e * routed_tokens * x.h, kMoe);
+    g.add("expert down-projection input", c.element_bytes * routed_tokens * fe / c.etp, kMoe);
+    g.add("expert outputs before combine", c.element_bytes * routed_tokens * x.hidden, kMoe);
     const double shared_f = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
     if (shared_f > 0) {
-      g.add("shared expert input", c.e * x.tokens * x.h / seq_split, kMoe);
-      g.add("shared expert up outputs", up_outputs * c.e * x.tokens * shared_f / c.t, kMoe);
-      g.add("shared expert down-projection input", c.e * x.tokens * shared_f / c.t, kMoe);
+      g.add("shared expert input", c.element_bytes * x.tokens * x.hidden / seq_split, kMoe);
+      g.add("shared expert up outputs", up_outputs * c.element_bytes * x.tokens * shared_f / c.tp, kMoe);
+      g.add("shared expert down-projection input", c.element_bytes * x.tokens * shared_f / c.tp, kMoe);
     }
   }
-  if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.h / seq_split, kKorthikanti);
+  if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
   return g.total() - before;
 }
 

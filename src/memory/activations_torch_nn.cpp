@@ -10,11 +10,11 @@ constexpr const char* kSrc = "docs/activations-torch-nn.md (measured with saved_
 
 double torch_nn_layer(const ActivationContext& c, const Shapes& x, Ledger& g) {
   const double before = g.total();
-  const double bsh = x.tokens * x.h;           // residual-stream elements
+  const double bsh = x.tokens * x.hidden;           // residual-stream elements
   const double q = x.tokens * x.q_width;       // q, k, v elements (MHA: == bsh)
-  const double ff = x.tokens * x.f;
-  const double scores = x.tokens * c.s_kv * x.heads;
-  const double ce = c.e;                       // 4 in fp32, 2 for autocast's bf16 matmul side
+  const double ff = x.tokens * x.ffn;
+  const double scores = x.tokens * c.keys_per_query * x.heads;
+  const double ce = c.element_bytes;                       // 4 in fp32, 2 for autocast's bf16 matmul side
   const bool bf16 = !c.fp32_compute;
   g.add("norm1 input (fp32 residual stream)", 4.0 * bsh, kSrc);
   g.add("norm1 mean and rstd (fp32)", 8.0 * x.tokens, kSrc);
@@ -47,7 +47,7 @@ double torch_nn_layer(const ActivationContext& c, const Shapes& x, Ledger& g) {
   if (c.dropout) g.add("dropout2 mask (input dtype)", ce * bsh, kSrc);
   if (bf16) {
     // Autocast casts each weight once per forward; the bf16 copies are saved by the linears.
-    const double weights = 3.0 * x.h * x.q_width + x.q_width * x.h + 2.0 * x.h * x.f;
+    const double weights = 3.0 * x.hidden * x.q_width + x.q_width * x.hidden + 2.0 * x.hidden * x.ffn;
     g.add("autocast bf16 copies of the layer's weights", 2.0 * weights, kSrc);
   }
   return g.total() - before;

@@ -52,13 +52,13 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& layo
 // Shapes seen by one rank for one microbatch.
 struct ActivationContext {
   const ModelConfig* model = nullptr;
-  double s = 0;                // sequence on this rank (seq_len / cp)
-  double s_kv = 0;             // keys each query attends to (seq_len)
-  double b = 0;
-  double t = 1;                // tensor parallel
-  double etp = 1;
-  bool sp = false;
-  double e = 2;                // bytes per activation element
+  double seq_local = 0;        // sequence on this rank (seq_len / cp)
+  double keys_per_query = 0;   // keys each query attends to (seq_len)
+  double micro_batch = 0;
+  double tp = 1;               // tensor parallel
+  double etp = 1;              // expert tensor parallel
+  bool sequence_parallel = false;
+  double element_bytes = 2;    // bytes per activation element
   bool dropout = false;
   Attention attention = Attention::flash;
   bool selective = false;
