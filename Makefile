@@ -63,6 +63,7 @@ python-install: deps
 
 bench: build
 	./$(BUILD)/gpuplan_bench
+	PYTHONPATH=$(BUILD)/python $(PY) bench/python_overhead.py
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(PYTHON_BUILD)

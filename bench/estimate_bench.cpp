@@ -37,7 +37,7 @@ void BM_EstimateStep(benchmark::State& state) {
   for (auto _ : state) {
     const gpuplan::perf::StepModel model(in, job);
     gpuplan::StepEstimate r = model.time(model.layout());
-    r.memory = gpuplan::memory::MemoryModel(memory_job, model.layout())
+    r.memory = gpuplan::memory::MemoryModel(memory_job, model.layout(), model.stages())
                    .report(gpuplan::memory::variant_of(model.layout(), in.memory.training.micro_batch), false);
     benchmark::DoNotOptimize(r);
   }

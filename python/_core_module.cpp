@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "gpuplan/api.hpp"
@@ -145,6 +147,17 @@ py::list options(const std::string& name) {
   return out;
 }
 
+// The library's own time for a question, in seconds per call: answer_json on the request already as JSON, in a
+// loop in C++ (for the Python module's overhead benchmark, bench/python_overhead.py).
+double time_answer(const std::string& name, const py::dict& request, int repeats) {
+  const api::Question question = question_of(name);
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [key, value] : request) json[py::str(key).cast<std::string>()] = to_json(value, "request");
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < repeats; ++i) (void)api::answer_json(question, json).size();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / std::max(1, repeats);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -153,6 +166,8 @@ PYBIND11_MODULE(_core, m) {
         "Answers a question (model, memory, estimate, plan, comm, calibrate, topo, catalog) for a request of option "
         "names and values; returns the result as `gpuplan ... --json` prints it.");
   m.def("options", &options, py::arg("question"), "The options of a question's request, as --help lists them.");
+  m.def("time_answer", &time_answer, py::arg("question"), py::arg("request"), py::arg("repeats"),
+        "Seconds per call of the library itself answering a request (for benchmarks).");
   py::list kinds;
   for (const char* kind : {"integer", "number", "text", "flag", "integer_list", "text_list", "file", "file_list",
                            "model"})

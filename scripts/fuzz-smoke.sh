@@ -14,7 +14,7 @@ command -v "$CLANG" >/dev/null || { echo "fuzz-smoke: $CLANG not found (libFuzze
 
 # The whole library is instrumented for coverage (fuzzer-no-link) and sanitizers, not only the target files.
 CXX="$CLANG" cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF \
+  -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF -DGPUPLAN_PYTHON=OFF -DGPUPLAN_BUILD_TESTS=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 
@@ -33,6 +33,7 @@ seed topo_fuzz "$ROOT"/tests/data/topo/*
 seed nvlink_fuzz "$ROOT"/tests/data/nvlink/* "$ROOT"/tests/data/topo/0[1-2]*
 seed rocm_fuzz "$ROOT"/tests/data/topo/2[01]*
 seed hf_config_fuzz "$ROOT"/tests/data/hf-configs/*/config.json
+seed request_fuzz "$ROOT"/fuzz/corpus/request_fuzz/*
 
 mkdir -p "$BUILD/artifacts"
 status=0

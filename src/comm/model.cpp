@@ -433,7 +433,8 @@ void GroupCollective::add_terms() {
   }
 }
 
-double GroupCollective::term_time_s(int i, double bytes, double* latency_s) const {
+// Inline: this is the innermost arithmetic of every collective a search prices.
+inline double GroupCollective::term_time_s(int i, double bytes, double* latency_s) const {
   const Term& term = terms_[i];
   const double fixed_s = bytes >= term.large_from_bytes ? term.large_latency_s : term.latency_s;
   const double seconds_per_byte =

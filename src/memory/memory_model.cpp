@@ -4,6 +4,7 @@
 #include "memory/memory_model.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "gpuplan/error.hpp"
 
@@ -58,12 +59,16 @@ MemoryVariant variant_of(const Layout& l, std::int64_t micro_batch) {
 }
 
 MemoryModel::MemoryModel(const MemoryJob& job, const Layout& shape)
+    : MemoryModel(job, shape, stage_params(*job.inputs, shape, job.model != nullptr ? &job.counts : nullptr)) {}
+
+MemoryModel::MemoryModel(const MemoryJob& job, const Layout& shape, std::vector<StageParams> stages)
     : job_(&job),
       shape_(shape),
-      stages_(stage_params(*job.inputs, shape, job.model != nullptr ? &job.counts : nullptr)),
+      stages_(std::move(stages)),
       communicators_(count_communicators(shape, job.model)),
       dense_sharding_(static_cast<double>(shape.dp * shape.cp)),   // context-parallel ranks join the sharding group
       expert_sharding_(static_cast<double>(shape.gpus / (shape.etp * shape.ep * shape.pp))) {
+  candidate_worst_.reserve(stages_.size());
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const bool seen = std::any_of(candidate_worst_.begin(), candidate_worst_.end(),
                                   [&](std::size_t j) { return same_parameters(stages_[i], stages_[j]); });
@@ -97,6 +102,7 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
 
 ActivationTable MemoryModel::activations(std::int64_t micro_batch, bool sequence_parallel, bool selective) const {
   ActivationTable a;
+  a.microbatches = microbatches(micro_batch);
   if (job_->model == nullptr) return a;
   const ActivationContext ctx = context(micro_batch, sequence_parallel, selective);
   Ledger ignored("activations", nullptr);
@@ -106,13 +112,32 @@ ActivationTable MemoryModel::activations(std::int64_t micro_batch, bool sequence
   a.embedding = embedding_activation_bytes(ctx, ignored);
   a.head = head_activation_bytes(ctx, ignored);
   a.logits = logits_bytes(ctx, job_->inputs->training, ignored);
+  add_microbatch_buffers(ctx, a);
   return a;
+}
+
+// Buffers every stage allocates for one microbatch's activations, and the backward's temporaries.
+void MemoryModel::add_microbatch_buffers(const ActivationContext& ctx, ActivationTable& a) const {
+  const ModelConfig& model = *job_->model;
+  const Layout& l = shape_;
+  const double e = job_->element_bytes;
+  const double tokens = ctx.seq_local * ctx.micro_batch;
+  const double h = static_cast<double>(model.hidden);
+  const double seq_split = ctx.sequence_parallel ? ctx.tp : 1.0;
+  if (l.pp > 1) a.pipeline_buffers = 2.0 * e * tokens * h / seq_split;
+  if (l.impl == Impl::megatron && ctx.sequence_parallel) a.sequence_parallel_buffer = e * tokens * h;
+  if (l.cp > 1) {
+    const double kv = static_cast<double>(model.kv_heads * model.head_width());
+    a.context_parallel_buffers = 2.0 * 2.0 * e * tokens * kv / ctx.tp;
+  }
+  if (l.ep > 1) a.expert_dispatch_buffer = e * tokens * static_cast<double>(model.moe.top_k) * h;
+  a.backward_temp = e * tokens * (2.0 * h + static_cast<double>(model.ffn_hidden) / ctx.tp);
 }
 
 MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v) const {
   MemoryPeak worst;
   for (std::size_t i : candidate_worst_) {
-    const StageBytes b = stage_bytes(i, acts, v, nullptr);
+    const StageBytes b = stage_bytes<false>(i, acts, v, nullptr);
     worst.total = std::max(worst.total, to_bytes(b.peak + b.runtime));
     worst.host_bytes = std::max(worst.host_bytes, b.offloaded);
   }
@@ -135,7 +160,8 @@ MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     StageMemory& st = r.stages[i];
     const Explanation recording{&st.terms, &ctx};
-    const StageBytes b = stage_bytes(i, acts, v, explain ? &recording : nullptr);
+    const StageBytes b =
+        explain ? stage_bytes<true>(i, acts, v, &recording) : stage_bytes<false>(i, acts, v, nullptr);
     st.stage = static_cast<std::int64_t>(i);
     st.layers = stages_[i].layers;
     st.in_flight = b.in_flight;

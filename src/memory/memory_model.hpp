@@ -44,6 +44,13 @@ struct ActivationTable {
   double embedding = 0;              // first stage
   double head = 0;                   // last stage: final norm and output-layer input
   double logits = 0;                 // last stage, at the loss
+  // What the micro-batch sizes on every stage alike: communication buffers and the backward's temporaries.
+  std::int64_t microbatches = 1;     // per step and pipeline
+  double pipeline_buffers = 0;       // send/receive (pp > 1)
+  double sequence_parallel_buffer = 0;
+  double context_parallel_buffers = 0;
+  double expert_dispatch_buffer = 0; // on stages with MoE layers (ep > 1)
+  double backward_temp = 0;
 };
 
 // The worst stage of a variant, as the search needs it.
@@ -57,6 +64,8 @@ class MemoryModel {
   // `shape`: a layout resolve_layout accepted; its degrees, pipeline split, schedule, attention and implementation
   // are used, its variant fields are not. `job` must outlive the model.
   MemoryModel(const MemoryJob& job, const Layout& shape);
+  // The same with the stages' parameters already worked out for this shape (the step model has them).
+  MemoryModel(const MemoryJob& job, const Layout& shape, std::vector<StageParams> stages);
 
   const std::vector<StageParams>& stages() const { return stages_; }
   const Layout& shape() const { return shape_; }
@@ -87,16 +96,24 @@ class MemoryModel {
     std::vector<Term>* terms;
     const ActivationContext* context;
   };
+  // With kExplain every term is recorded; without, only totals are kept (the search's path).
+  template <bool kExplain>
   StageBytes stage_bytes(std::size_t stage, const ActivationTable& activations, const MemoryVariant& variant,
                          const Explanation* explain) const;
+  template <bool kExplain>
   void add_states(const StageParams& stage, const MemoryVariant& variant, std::vector<Term>* record,
                   StageBytes& out) const;
+  template <bool kExplain>
   void add_activations(const StageParams& stage, const ActivationTable& activations, const MemoryVariant& variant,
                        const Explanation* explain, StageBytes& out) const;
-  void add_comm_buffers(const StageParams& stage, const MemoryVariant& variant, std::vector<Term>* record,
-                        StageBytes& out) const;
-  void add_phases(const MemoryVariant& variant, std::vector<Term>* record, StageBytes& out) const;
+  template <bool kExplain>
+  void add_comm_buffers(const StageParams& stage, const ActivationTable& activations, const MemoryVariant& variant,
+                        std::vector<Term>* record, StageBytes& out) const;
+  template <bool kExplain>
+  void add_phases(const ActivationTable& activations, const MemoryVariant& variant, std::vector<Term>* record,
+                  StageBytes& out) const;
   ActivationContext context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const;
+  void add_microbatch_buffers(const ActivationContext& context, ActivationTable& table) const;
 
   const MemoryJob* job_;
   Layout shape_;

@@ -34,6 +34,26 @@ LocalParams local_params(const StageParams& sp, int zero, double dense_sharding,
   return {local(zero >= 3), local(zero >= 2), local(zero >= 1)};
 }
 
+// Adds named contributions; with kRecord also keeps each as a Term (the report's explanation). Without, it is a
+// bare sum: the search prices hundreds of thousands of stages and keeps only totals.
+template <bool kRecord>
+class Tally {
+ public:
+  Tally(const char* component, std::vector<Term>* record) : component_(component), record_(record) {}
+  void add(const char* name, double bytes, const char* source) {
+    total_ += bytes;
+    if constexpr (kRecord) {
+      if (bytes != 0) record_->push_back(Term{component_, name, bytes, source});
+    }
+  }
+  double total() const { return total_; }
+
+ private:
+  [[maybe_unused]] const char* component_;
+  [[maybe_unused]] std::vector<Term>* record_;
+  double total_ = 0;
+};
+
 // Records one table of per-microbatch terms, scaled to what the stage holds.
 template <typename Table>
 void record_scaled(std::vector<Term>& terms, double factor, Table&& table) {
@@ -45,13 +65,14 @@ void record_scaled(std::vector<Term>& terms, double factor, Table&& table) {
 
 }  // namespace
 
+template <bool kExplain>
 void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std::vector<Term>* rec,
                              StageBytes& out) const {
   const TrainingConfig& tr = job_->inputs->training;
   const StateBytesPerParam& sb = job_->state_bytes;
   const bool megatron = shape_.impl == Impl::megatron;
   const LocalParams p = local_params(sp, v.zero, dense_sharding_, expert_sharding_);
-  Ledger w("weights", rec), mw("master_weights", rec), gr("gradients", rec), os("optimizer_states", rec);
+  Tally<kExplain> w("weights", rec), mw("master_weights", rec), gr("gradients", rec), os("optimizer_states", rec);
   if (v.offload == Offload::optimizer_and_params) out.offloaded += p.weights * sb.weights;
   else w.add("parameters", p.weights * sb.weights, v.zero >= 3 ? kZero : "bytes per parameter x parameters");
   if (v.offload != Offload::none) {
@@ -70,6 +91,7 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
   out.optimizer_params = p.optimizer;
 }
 
+template <bool kExplain>
 void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& acts, const MemoryVariant& v,
                                   const Explanation* explain, StageBytes& out) const {
   if (job_->model == nullptr) return;
@@ -89,7 +111,7 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
   // A recomputed layer rebuilds all of its activations during its backward.
   if (recomputed > 0) out.working = sp.moe_layers > 0 ? std::max(acts.dense_layer, acts.moe_layer) : acts.dense_layer;
   if (sp.last) out.logits = acts.logits;
-  if (explain == nullptr) return;
+  if constexpr (!kExplain) return;
 
   // The per-layer tables once, scaled to what this stage holds.
   const ActivationContext& ctx = *explain->context;
@@ -113,32 +135,18 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
                          "Chen et al. 2016 gradient checkpointing"});
 }
 
-void MemoryModel::add_comm_buffers(const StageParams& sp, const MemoryVariant& v, std::vector<Term>* rec,
-                                   StageBytes& out) const {
-  const ModelConfig* model = job_->model;
+template <bool kExplain>
+void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable& acts, const MemoryVariant& v,
+                                   std::vector<Term>* rec, StageBytes& out) const {
   const Layout& l = shape_;
   const bool megatron = l.impl == Impl::megatron;
-  const double e = job_->element_bytes;
-  Ledger comm("comm_buffers", rec);
-  if (model != nullptr) {
-    const double tokens = static_cast<double>(job_->inputs->training.seq_len / l.cp) * static_cast<double>(v.micro_batch);
-    const double h = static_cast<double>(model->hidden);
-    const bool sequence_parallel = v.sequence_parallel && l.tp > 1;
-    const double tp = static_cast<double>(l.tp);
-    const double seq_split = sequence_parallel ? tp : 1.0;
-    if (l.pp > 1)
-      comm.add("pipeline send/receive buffers", 2.0 * e * tokens * h / seq_split, "Megatron-LM p2p_communication.py");
-    if (megatron && sequence_parallel)
-      comm.add("sequence-parallel all-gather buffer", e * tokens * h, "Megatron-LM global memory buffer");
-    if (l.cp > 1) {
-      const double kv = static_cast<double>(model->kv_heads * model->head_width());
-      comm.add("context-parallel K/V ring buffers (double-buffered)", 2.0 * 2.0 * e * tokens * kv / tp,
-               "Megatron-Core ring attention (TransformerEngine context parallel)");
-    }
-    if (l.ep > 1 && sp.moe_layers > 0)
-      comm.add("expert all-to-all send buffer", e * tokens * static_cast<double>(model->moe.top_k) * h,
-               "Megatron-Core MoE alltoall dispatcher");
-  }
+  Tally<kExplain> comm("comm_buffers", rec);
+  comm.add("pipeline send/receive buffers", acts.pipeline_buffers, "Megatron-LM p2p_communication.py");
+  comm.add("sequence-parallel all-gather buffer", acts.sequence_parallel_buffer, "Megatron-LM global memory buffer");
+  comm.add("context-parallel K/V ring buffers (double-buffered)", acts.context_parallel_buffers,
+           "Megatron-Core ring attention (TransformerEngine context parallel)");
+  if (sp.moe_layers > 0)
+    comm.add("expert all-to-all send buffer", acts.expert_dispatch_buffer, "Megatron-Core MoE alltoall dispatcher");
   const StateBytesPerParam& sb = job_->state_bytes;
   const double params_local = sp.dense + sp.expert;
   if (v.zero == 3) {
@@ -163,22 +171,18 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const MemoryVariant& v
   out.comm = comm.total();
 }
 
-void MemoryModel::add_phases(const MemoryVariant& v, std::vector<Term>* rec, StageBytes& out) const {
+template <bool kExplain>
+void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v, std::vector<Term>* rec,
+                             StageBytes& out) const {
   const MemoryInputs& in = *job_->inputs;
   const TrainingConfig& tr = in.training;
-  const ModelConfig* model = job_->model;
   const bool megatron = shape_.impl == Impl::megatron;
   // Megatron allocates its fp32 main_grad buffer up front; elsewhere gradients persist across microbatches.
-  const bool grads_persist = megatron || microbatches(v.micro_batch) > 1 || shape_.pp > 1;
+  const bool grads_persist = megatron || acts.microbatches > 1 || shape_.pp > 1;
   // Gradients exist in forward only when they persist; the optimizer step may add temporaries.
   const double states_no_grad = out.weights + out.master + out.optimizer;
   const double grads = out.gradients;
-  const double tokens = static_cast<double>(tr.seq_len / shape_.cp) * static_cast<double>(v.micro_batch);
-  const double backward_temp =
-      model != nullptr ? job_->element_bytes * tokens *
-                             (2.0 * static_cast<double>(model->hidden) +
-                              static_cast<double>(model->ffn_hidden) / static_cast<double>(shape_.tp))
-                       : 0.0;
+  const double backward_temp = acts.backward_temp;
   const double stored = out.activations, logits = out.logits, comm = out.comm;
   out.forward = states_no_grad + (grads_persist ? grads : 0.0) + stored + logits + comm;
   out.backward = states_no_grad + comm + out.working + backward_temp +
@@ -189,7 +193,7 @@ void MemoryModel::add_phases(const MemoryVariant& v, std::vector<Term>* rec, Sta
   out.optimizer_step = states_no_grad + grads + opt_temp + (v.zero == 3 ? 0.0 : comm);
   out.peak = std::max({out.forward, out.backward, out.optimizer_step});
 
-  Ledger rt("runtime", rec);
+  Tally<kExplain> rt("runtime", rec);
   if (in.overheads.enabled) {
     rt.add("CUDA context and kernels", static_cast<double>(in.overheads.cuda_context_bytes),
            "data/overheads.json: cuda_context_bytes");
@@ -202,17 +206,23 @@ void MemoryModel::add_phases(const MemoryVariant& v, std::vector<Term>* rec, Sta
   out.runtime = rt.total();
 }
 
+template <bool kExplain>
 MemoryModel::StageBytes MemoryModel::stage_bytes(std::size_t i, const ActivationTable& acts, const MemoryVariant& v,
                                                  const Explanation* explain) const {
   const StageParams& sp = stages_[i];
-  std::vector<Term>* rec = explain != nullptr ? explain->terms : nullptr;
+  std::vector<Term>* rec = kExplain ? explain->terms : nullptr;
   StageBytes out;
-  out.in_flight = in_flight(shape_, static_cast<std::int64_t>(i), microbatches(v.micro_batch));
-  add_states(sp, v, rec, out);
-  add_activations(sp, acts, v, explain, out);
-  add_comm_buffers(sp, v, rec, out);
-  add_phases(v, rec, out);
+  out.in_flight = in_flight(shape_, static_cast<std::int64_t>(i), acts.microbatches);
+  add_states<kExplain>(sp, v, rec, out);
+  add_activations<kExplain>(sp, acts, v, explain, out);
+  add_comm_buffers<kExplain>(sp, acts, v, rec, out);
+  add_phases<kExplain>(acts, v, rec, out);
   return out;
 }
+
+template MemoryModel::StageBytes MemoryModel::stage_bytes<true>(std::size_t, const ActivationTable&,
+                                                               const MemoryVariant&, const Explanation*) const;
+template MemoryModel::StageBytes MemoryModel::stage_bytes<false>(std::size_t, const ActivationTable&,
+                                                                const MemoryVariant&, const Explanation*) const;
 
 }  // namespace gpuplan::memory

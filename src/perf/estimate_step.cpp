@@ -9,7 +9,7 @@ StepEstimate estimate_step(const EstimateInputs& in) {
   const perf::StepModel model(in, job);
   StepEstimate r = model.time(model.layout());
   const memory::MemoryJob memory_job(in.memory);
-  r.memory = memory::MemoryModel(memory_job, model.layout())
+  r.memory = memory::MemoryModel(memory_job, model.layout(), model.stages())
                  .report(memory::variant_of(model.layout(), in.memory.training.micro_batch), false);
   return r;
 }
