@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <unordered_map>
 
 #include "gpuplan/api.hpp"
 #include "gpuplan/error.hpp"
@@ -50,28 +51,58 @@ nlohmann::json to_json(py::handle value, const std::string& where) {
   throw InputError(where, py::repr(value).cast<std::string>(), "a number, text, a list or a dict");
 }
 
-py::object to_python(const nlohmann::ordered_json& j) {
+// A new reference to the Python string of a result's key. Results repeat the same few hundred keys call after
+// call, so each is made once and kept (up to a bound, past which keys no schema has are made anew). Called with the
+// GIL held.
+PyObject* new_key(const std::string& key) {
+  static std::unordered_map<std::string, PyObject*> keys;
+  if (const auto it = keys.find(key); it != keys.end()) {
+    Py_INCREF(it->second);
+    return it->second;
+  }
+  PyObject* made = PyUnicode_FromStringAndSize(key.data(), static_cast<Py_ssize_t>(key.size()));
+  if (made != nullptr && keys.size() < 4096) {
+    Py_INCREF(made);  // the cache's own reference
+    keys.emplace(key, made);
+  }
+  return made;
+}
+
+// A result as Python objects, built with the C API directly: results carry hundreds of values (every memory term
+// with its source), and this conversion is most of what a Python call adds to the library's own time.
+PyObject* new_python_value(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::json::value_t::null: return py::none();
-    case nlohmann::json::value_t::boolean: return py::bool_(j.get<bool>());
-    case nlohmann::json::value_t::number_integer: return py::int_(j.get<std::int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return py::int_(j.get<std::uint64_t>());
-    case nlohmann::json::value_t::number_float: return py::float_(j.get<double>());
-    case nlohmann::json::value_t::string: return py::str(j.get_ref<const std::string&>());
+    case nlohmann::json::value_t::null: Py_RETURN_NONE;
+    case nlohmann::json::value_t::boolean: return PyBool_FromLong(j.get<bool>() ? 1 : 0);
+    case nlohmann::json::value_t::number_integer: return PyLong_FromLongLong(j.get<std::int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return PyLong_FromUnsignedLongLong(j.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float: return PyFloat_FromDouble(j.get<double>());
+    case nlohmann::json::value_t::string: {
+      const std::string& text = j.get_ref<const std::string&>();
+      return PyUnicode_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
+    }
     case nlohmann::json::value_t::array: {
-      py::list list(j.size());
-      std::size_t i = 0;
-      for (const auto& item : j) list[i++] = to_python(item);
+      PyObject* list = PyList_New(static_cast<Py_ssize_t>(j.size()));
+      Py_ssize_t i = 0;
+      for (const auto& item : j) PyList_SET_ITEM(list, i++, new_python_value(item));  // steals the reference
       return list;
     }
     case nlohmann::json::value_t::object: {
-      py::dict dict;
-      for (const auto& [key, item] : j.items()) dict[py::str(key)] = to_python(item);
+      PyObject* dict = PyDict_New();
+      for (const auto& [key, item] : j.items()) {
+        PyObject* name = new_key(key);
+        PyObject* value = new_python_value(item);
+        PyDict_SetItem(dict, name, value);
+        Py_DECREF(name);
+        Py_DECREF(value);
+      }
       return dict;
     }
-    default: return py::none();
+    default: Py_RETURN_NONE;
   }
 }
+
+py::object to_python(const nlohmann::ordered_json& j) { return py::reinterpret_steal<py::object>(new_python_value(j)); }
 
 api::Question question_of(const std::string& name) {
   if (const auto q = api::question_from_string(name)) return *q;

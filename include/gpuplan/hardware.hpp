@@ -137,8 +137,9 @@ class HardwareCatalog {
  public:
   HardwareCatalog() = default;             // empty; use builtin() for the shipped catalog
 
-  // The catalog shipped in data/hardware/*.json. Throws std::logic_error if the shipped data is broken.
-  static HardwareCatalog builtin();
+  // The catalog shipped in data/hardware/*.json, read once (copy it to merge files into it). Throws
+  // std::logic_error if the shipped data is broken.
+  static const HardwareCatalog& builtin();
 
   // Adds or overrides entries from JSON text of the same schema as data/hardware/*.json: an object with any of
   // "gpus", "links", "systems", each an object mapping names to entries. An existing entry is patched field by

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,8 +23,8 @@ const std::string& file_text(const FileInput& file, std::string_view field);
 // The model with its overrides applied and validated.
 ModelConfig resolve_model(const ModelSource& source, const ModelOverrides& overrides);
 
-// The built-in hardware catalog with the request's catalog files merged in.
-HardwareCatalog resolve_catalog(const std::vector<FileInput>& files, std::string_view field);
+// The built-in hardware catalog (shared, not copied), or a copy with the request's catalog files merged in.
+std::shared_ptr<const HardwareCatalog> resolve_catalog(const std::vector<FileInput>& files, std::string_view field);
 
 // The job of memory and estimate: model (or parameter count), training, layout, overheads, capacity. The layout
 // is checked (resolve_layout) before anything is estimated.

@@ -20,9 +20,10 @@ std::int64_t positive(std::int64_t value, std::string_view field) {
   return value;
 }
 
-HardwareCatalog resolve_catalog(const std::vector<FileInput>& files, std::string_view field) {
-  HardwareCatalog catalog = HardwareCatalog::builtin();
-  for (const auto& f : files) catalog.merge_json(file_text(f, field), f.path.empty() ? field : f.path);
+std::shared_ptr<const HardwareCatalog> resolve_catalog(const std::vector<FileInput>& files, std::string_view field) {
+  if (files.empty()) return {std::shared_ptr<void>(), &HardwareCatalog::builtin()};  // the static one, not owned
+  auto catalog = std::make_shared<HardwareCatalog>(HardwareCatalog::builtin());
+  for (const auto& f : files) catalog->merge_json(file_text(f, field), f.path.empty() ? field : f.path);
   return catalog;
 }
 

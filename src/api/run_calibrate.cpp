@@ -54,7 +54,8 @@ CalibrateResult run(const CalibrateRequest& r) {
   std::optional<Collective> hint;
   if (r.collective) hint = detail::parse_collective(*r.collective);
   if (r.logs.empty()) throw InputError("logs", "(none)", "nccl-tests outputs to fit");
-  const HardwareCatalog catalog = detail::resolve_catalog(r.catalog, "catalog");
+  const auto catalog_owner = detail::resolve_catalog(r.catalog, "catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   // The fabric, when known, sets the node size that tells intra- from inter-node logs, and is what the
   // measurements are compared with.
   std::optional<detail::ResolvedCluster> target;

@@ -40,7 +40,8 @@ CatalogResult run(const CatalogRequest& r) {
     throw InputError("kind", "'" + kind + "'" + (hint.empty() ? "" : " (" + hint + ")"), "gpus, links, systems or models");
   }
   if (r.name && kind.empty()) throw InputError("name", *r.name, "a kind first: gpus, links, systems or models");
-  const HardwareCatalog catalog = detail::resolve_catalog(r.catalog, "catalog");
+  const auto catalog_owner = detail::resolve_catalog(r.catalog, "catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   CatalogResult out;
   if (r.name) {  // one entry, every field with its sources
     out.detail = true;

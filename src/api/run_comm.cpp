@@ -81,7 +81,8 @@ CommResult run(const CommRequest& r) {
   check_counts(r);
   const Collective collective = detail::parse_collective(*r.collective);
   const std::vector<double> sizes = parse_sizes(*r.size);
-  const HardwareCatalog catalog = detail::resolve_catalog(r.catalog, "catalog");
+  const auto catalog_owner = detail::resolve_catalog(r.catalog, "catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   const detail::ResolvedCluster cluster =
       detail::comm_fabric(r.cluster, catalog, r.gpu, *r.ranks, r.ranks_per_node.value_or(0), r.comm_calibration);
   const GroupPlacement g = placement(r, cluster);

@@ -8,7 +8,8 @@
 namespace gpuplan::api {
 
 MemoryResult run(const MemoryRequest& r) {
-  const HardwareCatalog catalog = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   const MemoryInputs in =
       detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, r.layout, r.hardware, catalog);
   return detail::memory_result(in, r.all_stages);
@@ -18,7 +19,8 @@ namespace {
 
 EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report) {
   parse_order(r.timing.order);  // a bad placement is reported before anything else
-  const HardwareCatalog catalog = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   EstimateInputs in;
   in.memory = detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, r.layout, r.hardware, catalog);
   const Layout layout = resolve_layout(in.memory);

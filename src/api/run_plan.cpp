@@ -74,7 +74,8 @@ Job plan_job(const PlanRequest& r) {
                      "a global batch in sequences (required)");
   in.base.training = detail::resolve_training(r.training);
   in.base.overheads = default_overheads();
-  const HardwareCatalog catalog = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   if (r.gpus && *r.gpus < 0) throw InputError("gpus", std::to_string(*r.gpus), "a positive GPU count");
   if (r.hardware.gpu && r.hardware.gpu_memory)
     throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "either gpu or hardware.gpu_memory");

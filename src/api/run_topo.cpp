@@ -62,7 +62,8 @@ TopoResult topo_result(const TopologyReport& r) {
 }  // namespace
 
 TopoResult run(const TopoRequest& request, const Topology& topology) {
-  const HardwareCatalog catalog = detail::resolve_catalog(request.catalog, "catalog");
+  const auto catalog_owner = detail::resolve_catalog(request.catalog, "catalog");
+  const HardwareCatalog& catalog = *catalog_owner;
   TopologyOptions options;
   options.catalog = &catalog;
   options.gpu_name = request.gpu.value_or("");

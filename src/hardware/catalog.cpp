@@ -374,7 +374,7 @@ void resolve_systems(SystemMap& systems, const GpuMap& gpus, const LinkResolver&
 
 // ---------------------------------------------------------------------------------------------------------------
 
-HardwareCatalog HardwareCatalog::builtin() {
+const HardwareCatalog& HardwareCatalog::builtin() {
   static const HardwareCatalog catalog = [] {
     HardwareCatalog c;
     try {
