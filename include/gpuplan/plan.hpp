@@ -1,8 +1,8 @@
 #pragma once
 // Layout search: every way to lay a training job out on a cluster (TP x CP x PP x DP with EP/expert-TP carved out
 // of the data-parallel GPUs, virtual pipeline stages, micro-batch, ZeRO stage, recompute, offload, sequence
-// parallelism, TP communication overlap), evaluated for memory (estimate_memory, reproduced by a fast evaluator)
-// and step time (estimate_step), ranked, and explained. See docs/plan.md for the space, the pruning rules and why
+// parallelism, TP communication overlap), evaluated for memory and step time with the models estimate_memory
+// and estimate_step run (prepared once per job and shape), ranked, and explained. See docs/plan.md for the space, the pruning rules and why
 // they never discard the optimum.
 #include <cstdint>
 #include <functional>
@@ -125,7 +125,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress = {}
 // The number of layouts in the space (exactly what search_plans reports as `space`), without evaluating them.
 std::uint64_t count_space(const PlanInputs& inputs);
 
-// Memory and step time of one layout exactly as the search ranks it (the fast memory evaluator and
+// Memory and step time of one layout exactly as the search ranks it (the prepared memory model and
 // estimate_step). `layout` need not be resolved. Throws InputError when the layout violates a constraint.
 Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_t micro_batch, bool tp_overlap);
 
