@@ -5,6 +5,7 @@
 // was given and what is accepted. Everything here is pure: files named in a request must have been read into it
 // (gpuplan_host's load_files), and the search runs its workers one after another unless given a runner.
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +29,15 @@ std::optional<Question> question_from_string(std::string_view name);
 
 enum class OptionKind { integer, number, text, flag, integer_list, text_list, file, file_list, model };
 
+// The values a number (or each number of a list) may take; the ends are included unless marked open.
+struct Bounds {
+  double minimum = -std::numeric_limits<double>::infinity();
+  double maximum = std::numeric_limits<double>::infinity();
+  bool minimum_open = false, maximum_open = false;
+  bool contains(double value) const;
+  std::string describe(bool integer) const;   // "an integer from 1 to 65536", "a number > 0"
+};
+
 struct OptionInfo {
   std::string_view name;      // "tp": --tp, tp=, and the key of flat JSON
   std::string_view path;      // "layout.tp": the key of nested JSON, and the field InputError names
@@ -37,6 +47,7 @@ struct OptionInfo {
   std::string_view group;     // "Layout", "Training", ...
   bool negated = false;       // a flag that sets its field false (no_overheads -> hardware.overheads)
   bool positional = false;    // the command line also takes it without its flag
+  Bounds bounds;              // integers and numbers: the values accepted
 };
 
 // Every option of a question, in the order --help lists them.

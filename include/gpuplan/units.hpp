@@ -22,6 +22,10 @@ std::string format_count(double count);
 // (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), case-insensitive. Throws InputError naming `field`.
 bytes_t parse_bytes(std::string_view text, std::string_view field);
 
+// The same for a memory size, where a bare number is almost always a mistake ("80" meant 80 GB): a unit is
+// required.
+bytes_t parse_size(std::string_view text, std::string_view field);
+
 // Parses a count such as "7e9", "7B", "70b", "1.5T", "124M". Throws InputError naming `field`.
 double parse_count(std::string_view text, std::string_view field);
 

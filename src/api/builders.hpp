@@ -15,6 +15,8 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& report, c
 // estimate_memory with every term and, when it does not fit, the suggestions.
 MemoryResult memory_result(const MemoryInputs& in, bool all_stages);
 TimeReport time_report(const StepEstimate& estimate);
+// What in a job looks wrong without being an error.
+std::vector<std::string> job_warnings(const MemoryInputs& in);
 ThroughputReport throughput_report(const StepEstimate& estimate);
 
 }  // namespace gpuplan::api::detail

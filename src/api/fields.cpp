@@ -266,25 +266,90 @@ void read_object(const FieldList& fields, const json& object, const std::string&
 
 }  // namespace
 
+}  // namespace gpuplan::api::detail
+
+namespace gpuplan::api {
+
+bool Bounds::contains(double value) const {
+  const bool above = minimum_open ? value > minimum : value >= minimum;
+  const bool below = maximum_open ? value < maximum : value <= maximum;
+  return above && below;
+}
+
+std::string Bounds::describe(bool integer) const {
+  const std::string what = integer ? "an integer" : "a number";
+  const bool low = std::isfinite(minimum), high = std::isfinite(maximum);
+  if (low && high && !minimum_open && !maximum_open) return fmt::format("{} from {} to {}", what, minimum, maximum);
+  std::string out = what;
+  if (low) out += fmt::format(" {} {}", minimum_open ? ">" : ">=", minimum);
+  if (low && high) out += " and";
+  if (high) out += fmt::format(" {} {}", maximum_open ? "<" : "<=", maximum);
+  return out;
+}
+
+}  // namespace gpuplan::api
+
+namespace gpuplan::api::detail {
+
 void FieldList::add(Slot slot, std::string_view name, std::string_view path, std::string_view help,
                     std::string_view group, std::string_view value) {
   const OptionKind kind = std::visit([](auto* p) { return KindOf<decltype(p)>::kind; }, slot);
   fields_.push_back(Field{OptionInfo{name, path, kind, value.empty() ? default_value_name(kind) : value, help, group,
-                                     false, false},
+                                     false, false, Bounds{}},
                           slot});
+}
+
+void FieldList::add(Slot slot, std::string_view name, std::string_view path, std::string_view help,
+                    std::string_view group, Bounds bounds) {
+  add(slot, name, path, help, group, std::string_view(), bounds);
+}
+
+void FieldList::add(Slot slot, std::string_view name, std::string_view path, std::string_view help,
+                    std::string_view group, std::string_view value, Bounds bounds) {
+  add(slot, name, path, help, group, value);
+  fields_.back().info.bounds = bounds;
 }
 
 void FieldList::add_negated(bool* slot, std::string_view name, std::string_view path, std::string_view help,
                             std::string_view group) {
-  fields_.push_back(Field{OptionInfo{name, path, OptionKind::flag, "", help, group, true, false}, slot});
+  fields_.push_back(Field{OptionInfo{name, path, OptionKind::flag, "", help, group, true, false, Bounds{}}, slot});
 }
 
 void FieldList::add_negated(std::optional<bool>* slot, std::string_view name, std::string_view path,
                             std::string_view help, std::string_view group) {
-  fields_.push_back(Field{OptionInfo{name, path, OptionKind::flag, "", help, group, true, false}, slot});
+  fields_.push_back(Field{OptionInfo{name, path, OptionKind::flag, "", help, group, true, false, Bounds{}}, slot});
 }
 
 void FieldList::positional() { fields_.back().info.positional = true; }
+
+namespace {
+
+template <typename Number>
+void check_value(const OptionInfo& info, Number value) {
+  if (!info.bounds.contains(static_cast<double>(value)))
+    throw InputError(std::string(info.path), fmt::format("{}", value),
+                     info.bounds.describe(std::is_integral_v<Number>));
+}
+
+}  // namespace
+
+void check_bounds(const FieldList& fields) {
+  for (const auto& field : fields.fields()) {
+    std::visit(
+        [&](auto* slot) {
+          using T = std::remove_pointer_t<decltype(slot)>;
+          if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            check_value(field.info, *slot);
+          } else if constexpr (std::is_same_v<T, std::optional<std::int64_t>> ||
+                               std::is_same_v<T, std::optional<double>>) {
+            if (*slot) check_value(field.info, **slot);
+          } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
+            for (auto value : *slot) check_value(field.info, value);
+          }
+        },
+        field.slot);
+  }
+}
 
 void read_fields(const FieldList& fields, const json& j) {
   if (!j.is_object()) throw InputError("request", j.dump(), "a JSON object of options");

@@ -28,6 +28,11 @@ class FieldList {
   // A field; its kind follows from where it lives. `value` names what to type ("INT", "SIZE", ...).
   void add(Slot slot, std::string_view name, std::string_view path, std::string_view help, std::string_view group,
            std::string_view value = {});
+  // A number or integer field with the values it accepts.
+  void add(Slot slot, std::string_view name, std::string_view path, std::string_view help, std::string_view group,
+           Bounds bounds);
+  void add(Slot slot, std::string_view name, std::string_view path, std::string_view help, std::string_view group,
+           std::string_view value, Bounds bounds);
   // A flag that sets `*slot` false ("no_overheads").
   void add_negated(bool* slot, std::string_view name, std::string_view path, std::string_view help,
                    std::string_view group);
@@ -54,6 +59,14 @@ FieldList fields_of(CatalogRequest& request);
 
 // Reads nested or flat JSON into the fields; throws InputError naming the field (or the unknown key).
 void read_fields(const FieldList& fields, const nlohmann::json& json);
+// Checks every number of the request against its option's bounds (the one rule of each option, whatever front
+// end filled it); throws InputError naming the field and the values accepted.
+void check_bounds(const FieldList& fields);
+template <typename Request>
+void check_bounds(const Request& request) {
+  check_bounds(fields_of(const_cast<Request&>(request)));  // only read through the fields
+}
+
 // Writes every field that is set, nested by path.
 nlohmann::ordered_json write_fields(const FieldList& fields);
 

@@ -16,6 +16,15 @@ constexpr std::string_view kOutput = "Output";
 constexpr std::string_view kCollective = "Collective";
 constexpr std::string_view kWhat = "What to list";
 
+constexpr Bounds kAtLeastOne{.minimum = 1};
+constexpr Bounds kAtLeastZero{.minimum = 0};
+constexpr Bounds kDegree{.minimum = 1, .maximum = 65536};
+constexpr Bounds kGpuCount{.minimum = 1, .maximum = 1e8};
+constexpr Bounds kNodes{.minimum = 1, .maximum = 1e6};
+constexpr Bounds kSequence{.minimum = 1, .maximum = 1e9};
+constexpr Bounds kPositiveRate{.minimum = 0, .minimum_open = true};
+constexpr Bounds kFraction{.minimum = 0, .maximum = 1, .maximum_open = true};
+
 void add_model(FieldList& f, ModelSource& model) {
   f.add(&model, "model", "model",
         "Model: catalog name (see 'gpuplan catalog models'), path to a Hugging Face config.json, or a folder "
@@ -24,19 +33,25 @@ void add_model(FieldList& f, ModelSource& model) {
 }
 
 void add_overrides(FieldList& f, ModelOverrides& o) {
-  f.add(&o.layers, "layers", "model_overrides.layers", "Decoder layers (count; default: the model's)", kOverrides);
-  f.add(&o.hidden, "hidden", "model_overrides.hidden", "Hidden size (channels; default: the model's)", kOverrides);
+  f.add(&o.layers, "layers", "model_overrides.layers", "Decoder layers (count; default: the model's)",
+        kOverrides, kAtLeastOne);
+  f.add(&o.hidden, "hidden", "model_overrides.hidden", "Hidden size (channels; default: the model's)",
+        kOverrides, kAtLeastOne);
   f.add(&o.heads, "heads", "model_overrides.heads", "Attention (query) heads (count; default: the model's)",
-        kOverrides);
+        kOverrides, kAtLeastOne);
   f.add(&o.kv_heads, "kv_heads", "model_overrides.kv_heads",
-        "Key/value heads, 1 = MQA (count; default: the model's, or --heads when the model is multi-head)", kOverrides);
+        "Key/value heads, 1 = MQA (count; default: the model's, or --heads when the model is multi-head)",
+        kOverrides, kAtLeastOne);
   f.add(&o.head_dim, "head_dim", "model_overrides.head_dim",
-        "Channels per head (default: the model's, or hidden / heads after --hidden or --heads)", kOverrides);
+        "Channels per head (default: the model's, or hidden / heads after --hidden or --heads)",
+        kOverrides, kAtLeastOne);
   f.add(&o.ffn_hidden, "ffn_hidden", "model_overrides.ffn_hidden",
-        "FFN width of the dense layers (channels; default: the model's)", kOverrides);
-  f.add(&o.vocab, "vocab", "model_overrides.vocab", "Vocabulary size (tokens; default: the model's)", kOverrides);
+        "FFN width of the dense layers (channels; default: the model's)", kOverrides, kAtLeastOne);
+  f.add(&o.vocab, "vocab", "model_overrides.vocab", "Vocabulary size (tokens; default: the model's)",
+        kOverrides, kAtLeastOne);
   f.add(&o.max_positions, "max_positions", "model_overrides.max_positions",
-        "Maximum positions, the rows of a learned position table (tokens; default: the model's)", kOverrides);
+        "Maximum positions, the rows of a learned position table (tokens; default: the model's)",
+        kOverrides, kAtLeastOne);
   f.add(&o.mlp, "mlp", "model_overrides.mlp",
         "MLP kind: gelu (plain up/down) or swiglu (gated) (default: the model's)", kOverrides, "gelu|swiglu");
   f.add(&o.norm, "norm", "model_overrides.norm",
@@ -47,21 +62,23 @@ void add_overrides(FieldList& f, ModelOverrides& o) {
   f.add_negated(&o.tied_embeddings, "untied_embeddings", "model_overrides.tied_embeddings",
                 "Separate output layer (default: the model's)", kOverrides);
   f.add(&o.experts, "experts", "model_overrides.experts",
-        "Routed experts per MoE layer, 0 = dense (count; default: the model's)", kOverrides);
+        "Routed experts per MoE layer, 0 = dense (count; default: the model's)", kOverrides, kAtLeastZero);
   f.add(&o.top_k, "top_k", "model_overrides.top_k", "Routed experts each token uses (count; default: the model's)",
-        kOverrides);
+        kOverrides, kAtLeastOne);
   f.add(&o.expert_ffn_hidden, "expert_ffn_hidden", "model_overrides.expert_ffn_hidden",
         "FFN width of one routed expert (channels; default: the model's, or --ffn-hidden for a dense model)",
-        kOverrides);
+        kOverrides, kAtLeastOne);
 }
 
 // The training options of memory and estimate (plan takes the subset in add_plan_training).
 void add_training(FieldList& f, TrainingOptions& t) {
-  f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining);
+  f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining, kSequence);
   f.add(&t.micro_batch, "micro_batch", "training.micro_batch",
-        "Micro-batch size (sequences per GPU per microbatch; default 1)", kTraining);
+        "Micro-batch size (sequences per GPU per microbatch; default 1)",
+        kTraining, Bounds{.minimum = 1, .maximum = 1e8});
   f.add(&t.global_batch, "global_batch", "training.global_batch",
-        "Global batch (sequences per step; default: micro-batch x dp, no gradient accumulation)", kTraining);
+        "Global batch (sequences per step; default: micro-batch x dp, no gradient accumulation)",
+        kTraining, kAtLeastOne);
   f.add(&t.precision, "precision", "training.precision",
         "Training precision: fp32|fp16|bf16|fp8; fp16/bf16/fp8 mean mixed precision with fp32 master weights "
         "(default bf16)",
@@ -75,33 +92,35 @@ void add_training(FieldList& f, TrainingOptions& t) {
   f.add_negated(&t.master_weights, "no_master_weights", "training.master_weights",
                 "No fp32 master copy under mixed precision", kTraining);
   f.add(&t.dropout, "dropout", "training.dropout", "Dropout probability (0 = none, as in most current LLMs)",
-        kTraining);
+        kTraining, kFraction);
   f.add(&t.fused_loss, "fused_loss", "training.fused_loss",
         "Fused/chunked output layer + cross-entropy: logits are never materialized", kTraining);
 }
 
 void add_layout(FieldList& f, LayoutOptions& l) {
-  f.add(&l.gpus, "gpus", "layout.gpus", "GPUs in all (default: tp x pp x cp x dp)", kLayout);
-  f.add(&l.tp, "tp", "layout.tp", "Tensor-parallel degree (default 1)", kLayout);
-  f.add(&l.pp, "pp", "layout.pp", "Pipeline-parallel degree, stages (default 1)", kLayout);
+  f.add(&l.gpus, "gpus", "layout.gpus", "GPUs in all (default: tp x pp x cp x dp)", kLayout, kGpuCount);
+  f.add(&l.tp, "tp", "layout.tp", "Tensor-parallel degree (default 1)", kLayout, kDegree);
+  f.add(&l.pp, "pp", "layout.pp", "Pipeline-parallel degree, stages (default 1)", kLayout, kDegree);
   f.add(&l.vpp, "vpp", "layout.vpp",
-        "Virtual pipeline stages (model chunks) per pipeline rank; >1 means interleaved (default 1)", kLayout);
-  f.add(&l.cp, "cp", "layout.cp", "Context-parallel degree, splits the sequence (default 1)", kLayout);
-  f.add(&l.ep, "ep", "layout.ep", "Expert-parallel degree, MoE (default 1)", kLayout);
-  f.add(&l.etp, "etp", "layout.etp", "Expert tensor-parallel degree (default: --tp, as Megatron-LM)", kLayout);
-  f.add(&l.dp, "dp", "layout.dp", "Data-parallel degree (default: gpus / (tp x pp x cp))", kLayout);
+        "Virtual pipeline stages (model chunks) per pipeline rank; >1 means interleaved (default 1)",
+        kLayout, Bounds{.minimum = 1, .maximum = 4096});
+  f.add(&l.cp, "cp", "layout.cp", "Context-parallel degree, splits the sequence (default 1)", kLayout, kDegree);
+  f.add(&l.ep, "ep", "layout.ep", "Expert-parallel degree, MoE (default 1)", kLayout, kDegree);
+  f.add(&l.etp, "etp", "layout.etp", "Expert tensor-parallel degree (default: --tp, as Megatron-LM)", kLayout, kDegree);
+  f.add(&l.dp, "dp", "layout.dp", "Data-parallel degree (default: gpus / (tp x pp x cp))", kLayout, kGpuCount);
   f.add(&l.sequence_parallel, "sequence_parallel", "layout.sequence_parallel", "Megatron sequence parallelism with TP",
         kLayout);
   f.add(&l.zero, "zero", "layout.zero",
-        "ZeRO stage 0-3 (1 = Megatron distributed optimizer, 3 = FSDP full shard; default 0)", kLayout);
+        "ZeRO stage 0-3 (1 = Megatron distributed optimizer, 3 = FSDP full shard; default 0)",
+        kLayout, Bounds{.minimum = 0, .maximum = 3});
   f.add(&l.recompute, "recompute", "layout.recompute", "Activation recomputation: none|selective|full (default none)",
         kLayout, "NAME");
   f.add(&l.recompute_layers, "recompute_layers", "layout.recompute_layers",
-        "With --recompute full: layers per pipeline stage recomputed (default: all)", kLayout);
-  f.add(&l.offload, "offload", "layout.offload", "ZeRO offload of states: none|optimizer|optimizer+params (default none)",
-        kLayout, "NAME");
-  f.add(&l.offload_target, "offload_target", "layout.offload_target", "Where offloaded states go: cpu|nvme (default cpu)",
-        kLayout, "NAME");
+        "With --recompute full: layers per pipeline stage recomputed (default: all)", kLayout, kAtLeastZero);
+  f.add(&l.offload, "offload", "layout.offload",
+        "ZeRO offload of states: none|optimizer|optimizer+params (default none)", kLayout, "NAME");
+  f.add(&l.offload_target, "offload_target", "layout.offload_target",
+        "Where offloaded states go: cpu|nvme (default cpu)", kLayout, "NAME");
   f.add(&l.pp_schedule, "pp_schedule", "layout.pp_schedule", "Pipeline schedule: 1f1b|interleaved (default 1f1b)",
         kLayout, "NAME");
   f.add(&l.attention, "attention", "layout.attention",
@@ -111,9 +130,9 @@ void add_layout(FieldList& f, LayoutOptions& l) {
         "nn.TransformerEncoderLayer), hf (Hugging Face transformers) (default megatron)",
         kLayout, "NAME");
   f.add(&l.first_stage_layers, "first_stage_layers", "layout.first_stage_layers",
-        "Uneven pipeline split: layers on the first stage", kLayout);
+        "Uneven pipeline split: layers on the first stage", kLayout, kAtLeastZero);
   f.add(&l.last_stage_layers, "last_stage_layers", "layout.last_stage_layers",
-        "Uneven pipeline split: layers on the last stage", kLayout);
+        "Uneven pipeline split: layers on the last stage", kLayout, kAtLeastZero);
 }
 
 void add_gpu(FieldList& f, std::optional<std::string>& gpu, std::string_view help, std::string_view path) {
@@ -136,7 +155,7 @@ void add_hardware(FieldList& f, HardwareOptions& h) {
   f.add(&h.nccl_per_comm, "nccl_per_comm", "hardware.nccl_per_comm", "NCCL buffers per communicator (default: 500MB)",
         kHardware, "SIZE");
   f.add(&h.allocator_factor, "allocator_factor", "hardware.allocator_factor",
-        "Caching-allocator reserved/allocated factor (default: 1.064)", kHardware);
+        "Caching-allocator reserved/allocated factor (default: 1.064)", kHardware, Bounds{.minimum = 1, .maximum = 3});
   f.add_negated(&h.overheads, "no_overheads", "hardware.overheads",
                 "Pure tensor accounting: no context, NCCL or allocator reserve", kHardware);
 }
@@ -144,10 +163,11 @@ void add_hardware(FieldList& f, HardwareOptions& h) {
 void add_cluster(FieldList& f, ClusterOptions& c, std::string_view topology_help) {
   f.add(&c.system, "system", "cluster.system", "System of each node (see 'gpuplan catalog systems'), e.g. dgx-h100",
         kCluster, "NAME");
-  f.add(&c.nodes, "nodes", "cluster.nodes", "Nodes of that system (default: as many as the job needs)", kCluster);
+  f.add(&c.nodes, "nodes", "cluster.nodes", "Nodes of that system (default: as many as the job needs)",
+        kCluster, kNodes);
   f.add(&c.topology, "topology", "cluster.topology", topology_help, kCluster, "FILE");
   f.add(&c.nic_GBps, "nic_GBps", "cluster.nic_GBps",
-        "With a topology output: scale-out bandwidth per GPU, GB/s per direction", kCluster);
+        "With a topology output: scale-out bandwidth per GPU, GB/s per direction", kCluster, kPositiveRate);
 }
 
 constexpr std::string_view kClusterTopology =
@@ -169,9 +189,9 @@ void add_timing(FieldList& f, TimingOptions& t) {
 }
 
 void add_plan_training(FieldList& f, TrainingOptions& t) {
-  f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining);
+  f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining, kSequence);
   f.add(&t.global_batch, "global_batch", "training.global_batch", "Global batch in sequences (required; kept fixed)",
-        kTraining);
+        kTraining, kAtLeastOne);
   f.add(&t.precision, "precision", "training.precision", "Training precision: fp32|fp16|bf16|fp8 (default bf16)",
         kTraining, "NAME");
   f.add(&t.optimizer, "optimizer", "training.optimizer",
@@ -184,19 +204,20 @@ constexpr std::string_view kFilters = "Search space filters (comma-separated lis
 constexpr std::string_view kRanking = "Ranking and output";
 
 void add_search(FieldList& f, SearchOptions& s) {
-  f.add(&s.tp, "tp", "space.tp", "Tensor-parallel degrees to try", kFilters, "LIST");
-  f.add(&s.pp, "pp", "space.pp", "Pipeline-parallel degrees", kFilters, "LIST");
-  f.add(&s.vpp, "vpp", "space.vpp", "Virtual pipeline stages", kFilters, "LIST");
-  f.add(&s.cp, "cp", "space.cp", "Context-parallel degrees", kFilters, "LIST");
-  f.add(&s.ep, "ep", "space.ep", "Expert-parallel degrees", kFilters, "LIST");
-  f.add(&s.etp, "etp", "space.etp", "Expert tensor-parallel degrees", kFilters, "LIST");
-  f.add(&s.dp, "dp", "space.dp", "Data-parallel degrees", kFilters, "LIST");
-  f.add(&s.micro_batch, "micro_batch", "space.micro_batch", "Micro-batch sizes", kFilters, "LIST");
-  f.add(&s.max_tp, "max_tp", "space.max_tp", "Largest TP degree", kFilters);
-  f.add(&s.max_pp, "max_pp", "space.max_pp", "Largest PP degree", kFilters);
-  f.add(&s.max_cp, "max_cp", "space.max_cp", "Largest CP degree", kFilters);
-  f.add(&s.max_vpp, "max_vpp", "space.max_vpp", "Largest VPP degree", kFilters);
-  f.add(&s.zero, "zero", "space.zero", "ZeRO stages to try (0-3; 1 = distributed optimizer)", kFilters, "LIST");
+  f.add(&s.tp, "tp", "space.tp", "Tensor-parallel degrees to try", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.pp, "pp", "space.pp", "Pipeline-parallel degrees", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.vpp, "vpp", "space.vpp", "Virtual pipeline stages", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.cp, "cp", "space.cp", "Context-parallel degrees", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.ep, "ep", "space.ep", "Expert-parallel degrees", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.etp, "etp", "space.etp", "Expert tensor-parallel degrees", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.dp, "dp", "space.dp", "Data-parallel degrees", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.micro_batch, "micro_batch", "space.micro_batch", "Micro-batch sizes", kFilters, "LIST", kAtLeastOne);
+  f.add(&s.max_tp, "max_tp", "space.max_tp", "Largest TP degree", kFilters, kAtLeastOne);
+  f.add(&s.max_pp, "max_pp", "space.max_pp", "Largest PP degree", kFilters, kAtLeastOne);
+  f.add(&s.max_cp, "max_cp", "space.max_cp", "Largest CP degree", kFilters, kAtLeastOne);
+  f.add(&s.max_vpp, "max_vpp", "space.max_vpp", "Largest VPP degree", kFilters, kAtLeastOne);
+  f.add(&s.zero, "zero", "space.zero", "ZeRO stages to try (0-3; 1 = distributed optimizer)",
+        kFilters, "LIST", Bounds{.minimum = 0, .maximum = 3});
   f.add(&s.recompute, "recompute", "space.recompute", "Recompute modes to try: none,selective,full", kFilters, "LIST");
   f.add_negated(&s.partial_recompute, "no_partial_recompute", "space.partial_recompute",
                 "Full recompute of all layers only", kFilters);
@@ -208,13 +229,14 @@ void add_search(FieldList& f, SearchOptions& s) {
 
 void add_ranking(FieldList& f, RankingOptions& r) {
   f.add(&r.memory_margin, "memory_margin", "ranking.memory_margin",
-        "Fraction of GPU memory kept free (default 0.08; see docs/plan.md)", kRanking);
+        "Fraction of GPU memory kept free (default 0.08; see docs/plan.md)", kRanking, kFraction);
   f.add(&r.objective, "objective", "ranking.objective", "step-time|tokens-per-s|cost (default step-time)", kRanking,
         "NAME");
   f.add(&r.price_per_gpu_hour, "price_per_gpu_hour", "ranking.price_per_gpu_hour",
-        "Dollars per GPU-hour (for --objective cost)", kRanking);
-  f.add(&r.top, "top", "ranking.top", "Plans to print (default 5)", kRanking);
-  f.add(&r.threads, "threads", "ranking.threads", "Worker threads (default 0: all cores)", kRanking);
+        "Dollars per GPU-hour (for --objective cost)", kRanking, kAtLeastZero);
+  f.add(&r.top, "top", "ranking.top", "Plans to print (default 5)", kRanking, Bounds{.minimum = 1, .maximum = 1000});
+  f.add(&r.threads, "threads", "ranking.threads", "Worker threads (default 0: all cores)",
+        kRanking, Bounds{.minimum = 0, .maximum = 1024});
   f.add(&r.exhaustive, "exhaustive", "ranking.exhaustive",
         "Evaluate every layout (no pruning; same answer, slower)", kRanking);
 }
@@ -227,7 +249,8 @@ FieldList fields_of(ModelRequest& r) {
   f.positional();
   add_overrides(f, r.overrides);
   f.add(&r.seq_len, "seq_len", "seq_len",
-        "Sequence length for FLOPs per token (tokens; default: the model's max positions, at most 2048)", kTraining);
+        "Sequence length for FLOPs per token (tokens; default: the model's max positions, at most 2048)",
+        kTraining, Bounds{.minimum = 1, .maximum = 67108864});
   return f;
 }
 
@@ -270,7 +293,7 @@ FieldList fields_of(PlanRequest& r) {
   add_catalog(f, r.hardware.catalog, "hardware.catalog");
   f.add(&r.gpus, "gpus", "gpus",
         "Use this many of the cluster's GPUs (default: all; with --system and no --nodes, the nodes they need)",
-        kHardware);
+        kHardware, kGpuCount);
   add_gpu(f, r.hardware.gpu, "GPU catalog name that computes (default: the system's)", "gpu");
   f.add(&r.hardware.gpu_memory, "gpu_memory", "hardware.gpu_memory", "Usable memory per GPU instead of the catalog's",
         kHardware, "SIZE");
@@ -288,13 +311,13 @@ FieldList fields_of(CommRequest& r) {
         "Bytes as nccl-tests counts them (per-rank buffer for allreduce/broadcast/sendrecv, whole buffer for "
         "allgather/reducescatter/alltoall): 1GiB, 256MB, 1e9; or a sweep MIN:MAX in powers of two",
         kCollective, "BYTES");
-  f.add(&r.ranks, "ranks", "ranks", "Ranks in the collective", kCollective);
+  f.add(&r.ranks, "ranks", "ranks", "Ranks in the collective", kCollective, kAtLeastOne);
   f.add(&r.ranks_per_node, "ranks_per_node", "ranks_per_node",
         "Ranks of the group on each node (default: packed, min(ranks, GPUs per node)); fewer spreads the group "
         "across nodes, as data-parallel groups are",
-        kCollective);
+        kCollective, kAtLeastOne);
   f.add(&r.concurrent_groups, "concurrent_groups", "concurrent_groups",
-        "Groups that run at once on each node and share its NICs (default 1)", kCollective);
+        "Groups that run at once on each node and share its NICs (default 1)", kCollective, kAtLeastOne);
   add_cluster(f, r.cluster, "'nvidia-smi topo -m' (or rocm-smi/amd-smi) output of one node");
   add_gpu(f, r.gpu, "GPU catalog name (overrides the system's, or names the topology's GPUs)", "gpu");
   add_catalog(f, r.catalog, "catalog");
@@ -312,7 +335,7 @@ FieldList fields_of(CalibrateRequest& r) {
   f.add(&r.collective, "collective", "collective", "The collective of logs that do not say", kCollective,
         "COLLECTIVE");
   f.positional();
-  f.add(&r.ranks, "ranks", "ranks", "Ranks of logs that do not say", kCollective);
+  f.add(&r.ranks, "ranks", "ranks", "Ranks of logs that do not say", kCollective, kAtLeastOne);
   add_cluster(f, r.cluster, "'nvidia-smi topo -m' (or rocm-smi/amd-smi) output of one node");
   add_gpu(f, r.gpu, "GPU catalog name (overrides the system's, or names the topology's GPUs)", "gpu");
   add_catalog(f, r.catalog, "catalog");
@@ -331,7 +354,8 @@ FieldList fields_of(TopoRequest& r) {
           "gpu");
   f.add(&r.nvlink, "nvlink", "nvlink", "'nvidia-smi nvlink -s' output: link counts, rates, inactive links", kCluster,
         "FILE");
-  f.add(&r.nic_GBps, "nic_GBps", "nic_GBps", "Bandwidth of one NIC, GB/s per direction (400 Gb/s = 50)", kCluster);
+  f.add(&r.nic_GBps, "nic_GBps", "nic_GBps", "Bandwidth of one NIC, GB/s per direction (400 Gb/s = 50)",
+        kCluster, kPositiveRate);
   add_catalog(f, r.catalog, "catalog");
   return f;
 }

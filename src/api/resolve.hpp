@@ -45,9 +45,8 @@ struct ResolvedCluster {
   std::string name;            // "4x dgx-a100"
 };
 ResolvedCluster resolve_cluster(const ClusterOptions& cluster, const HardwareCatalog& catalog,
-                                const std::optional<std::string>& gpu, std::int64_t ranks, std::int64_t ranks_per_node = 0);
+                                const std::optional<std::string>& gpu, std::int64_t ranks,
+                                std::int64_t ranks_per_node = 0);
 
-// A positive whole number from a request field; the field named when it is not.
-std::int64_t positive(std::int64_t value, std::string_view field);
 
 }  // namespace gpuplan::api::detail

@@ -36,7 +36,6 @@ ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string&
     spec = &out.gpu;
   }
   const double nic = o.nic_GBps.value_or(0);
-  if (nic < 0) throw InputError("cluster.nic_GBps", fmt::format("{}", nic), "a bandwidth in GB/s >= 0");
   out.fabric = fabric_from_topology(parse_topology(text), spec, nic);
   out.fabric.nodes = static_cast<int>(o.nodes.value_or(1));
   if (out.fabric.nodes > 1 && !(out.fabric.nic_per_gpu_GBps > 0))
@@ -50,11 +49,13 @@ ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string&
 }  // namespace
 
 ResolvedCluster resolve_cluster(const ClusterOptions& o, const HardwareCatalog& catalog,
-                                const std::optional<std::string>& gpu, std::int64_t ranks, std::int64_t ranks_per_node) {
+                                const std::optional<std::string>& gpu, std::int64_t ranks,
+                                std::int64_t ranks_per_node) {
   if (o.system && o.topology)
     throw InputError("cluster.topology", o.topology->path, "either cluster.system or cluster.topology");
-  if (o.nodes && (*o.nodes < 1 || *o.nodes > 1'000'000))
-    throw InputError("cluster.nodes", std::to_string(*o.nodes), "a whole number from 1 to 1000000");
+  if (o.nic_GBps && !o.topology)
+    throw InputError("cluster.nic_GBps", fmt::format("{}", *o.nic_GBps),
+                     "only with cluster.topology (a system's NICs come from the catalog)");
   if (o.topology) {
     const std::string& text = file_text(*o.topology, "cluster.topology");
     if (!is_json_object(text)) {

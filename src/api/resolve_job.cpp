@@ -15,11 +15,6 @@ const std::string& file_text(const FileInput& file, std::string_view field) {
   return *file.text;
 }
 
-std::int64_t positive(std::int64_t value, std::string_view field) {
-  if (value < 1) throw InputError(std::string(field), std::to_string(value), "a positive integer");
-  return value;
-}
-
 std::shared_ptr<const HardwareCatalog> resolve_catalog(const std::vector<FileInput>& files, std::string_view field) {
   if (files.empty()) return {std::shared_ptr<void>(), &HardwareCatalog::builtin()};  // the static one, not owned
   auto catalog = std::make_shared<HardwareCatalog>(HardwareCatalog::builtin());
@@ -31,8 +26,6 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   TrainingConfig c;
   c.seq_len = t.seq_len;
   c.micro_batch = t.micro_batch;
-  if (t.global_batch && *t.global_batch < 0)
-    throw InputError("training.global_batch", std::to_string(*t.global_batch), "a positive count");
   c.global_batch = t.global_batch.value_or(0);
   c.precision = choices::parse(choices::kPrecision, t.precision, "training.precision");
   c.optimizer = choices::parse(choices::kOptimizer, t.optimizer, "training.optimizer");
@@ -47,9 +40,6 @@ namespace {
 
 Layout resolve_layout_options(const LayoutOptions& o) {
   Layout l;
-  // Given degrees must be positive; the model derives the ones left out.
-  for (const auto& [field, value] : {std::pair{"layout.gpus", o.gpus}, {"layout.dp", o.dp}, {"layout.etp", o.etp}})
-    if (value) positive(*value, field);
   l.gpus = o.gpus.value_or(0);
   l.tp = o.tp;
   l.pp = o.pp;
@@ -59,7 +49,6 @@ Layout resolve_layout_options(const LayoutOptions& o) {
   l.etp = o.etp.value_or(0);
   l.dp = o.dp.value_or(0);
   l.sequence_parallel = o.sequence_parallel;
-  if (o.zero < 0 || o.zero > 3) throw InputError("layout.zero", std::to_string(o.zero), "an integer from 0 to 3");
   l.zero = static_cast<int>(o.zero);
   l.recompute = choices::parse(choices::kRecompute, o.recompute, "layout.recompute");
   l.recompute_layers = o.recompute_layers.value_or(-1);
@@ -75,21 +64,18 @@ Layout resolve_layout_options(const LayoutOptions& o) {
 
 Overheads resolve_overheads(const HardwareOptions& h) {
   Overheads o = default_overheads();
-  if (h.cuda_context) o.cuda_context_bytes = parse_bytes(*h.cuda_context, "hardware.cuda_context");
-  if (h.nccl_per_comm) o.nccl_per_communicator_bytes = parse_bytes(*h.nccl_per_comm, "hardware.nccl_per_comm");
-  if (h.allocator_factor) {
-    if (!(*h.allocator_factor >= 1.0 && *h.allocator_factor <= 3.0))
-      throw InputError("hardware.allocator_factor", fmt::format("{}", *h.allocator_factor), "a factor from 1.0 to 3.0");
-    o.allocator_reserve_factor = *h.allocator_factor;
-  }
+  if (h.cuda_context) o.cuda_context_bytes = parse_size(*h.cuda_context, "hardware.cuda_context");
+  if (h.nccl_per_comm) o.nccl_per_communicator_bytes = parse_size(*h.nccl_per_comm, "hardware.nccl_per_comm");
+  if (h.allocator_factor) o.allocator_reserve_factor = *h.allocator_factor;
   o.enabled = h.overheads;
   return o;
 }
 
 bytes_t capacity_of(const HardwareOptions& h, const HardwareCatalog& catalog) {
-  if (h.gpu && h.gpu_memory) throw InputError("hardware.gpu_memory", *h.gpu_memory, "either gpu or hardware.gpu_memory");
+  if (h.gpu && h.gpu_memory)
+    throw InputError("hardware.gpu_memory", *h.gpu_memory, "either gpu or hardware.gpu_memory");
   if (h.gpu_memory) {
-    const bytes_t bytes = parse_bytes(*h.gpu_memory, "hardware.gpu_memory");
+    const bytes_t bytes = parse_size(*h.gpu_memory, "hardware.gpu_memory");
     if (bytes <= 0) throw InputError("hardware.gpu_memory", *h.gpu_memory, "a positive size such as 80GiB");
     return bytes;
   }

@@ -11,10 +11,6 @@ namespace {
 
 constexpr const char* kModelAccepted = "a catalog name, a config.json or a folder holding one";
 
-void check_min(const char* field, const std::optional<std::int64_t>& value, std::int64_t lo) {
-  if (value && *value < lo) throw InputError(field, std::to_string(*value), fmt::format("an integer >= {}", lo));
-}
-
 ModelConfig load(const ModelSource& source) {
   if (source.config) {
     const std::string origin = source.name_or_path.empty() ? "model" : source.name_or_path;
@@ -76,16 +72,8 @@ void apply_experts(ModelConfig& m, const ModelOverrides& o) {
 
 }  // namespace
 
+// The overrides' ranges are checked with the rest of the request (check_bounds).
 ModelConfig resolve_model(const ModelSource& source, const ModelOverrides& o) {
-  for (const auto& [field, value] :
-       {std::pair{"model_overrides.layers", o.layers}, {"model_overrides.hidden", o.hidden},
-        {"model_overrides.heads", o.heads}, {"model_overrides.kv_heads", o.kv_heads},
-        {"model_overrides.head_dim", o.head_dim}, {"model_overrides.ffn_hidden", o.ffn_hidden},
-        {"model_overrides.vocab", o.vocab}, {"model_overrides.max_positions", o.max_positions},
-        {"model_overrides.top_k", o.top_k}, {"model_overrides.expert_ffn_hidden", o.expert_ffn_hidden}})
-    check_min(field, value, 1);
-  check_min("model_overrides.experts", o.experts, 0);
-
   ModelConfig m = load(source);
   // A head width that was derived from hidden / heads stays derived when either changes.
   const bool derived_head_dim = !m.mla.enabled && (m.head_dim == 0 || m.head_dim * m.heads == m.hidden);

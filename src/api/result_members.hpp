@@ -69,7 +69,7 @@ GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T:
                 member("capacity", &T::capacity), member("fits", &T::fits), member("stage", &T::stage),
                 member("activations_known", &T::activations_known), member("params", &T::params),
                 member("layout", &T::layout), member("training", &T::training), member("stages", &T::stages),
-                member("suggestions", &T::suggestions));
+                member("suggestions", &T::suggestions), member("warnings", &T::warnings));
 
 // gpuplan estimate and plan
 GPUPLAN_MEMBERS(TimeReport, member("step_s", &T::step_s), member("breakdown", &T::breakdown));
@@ -99,7 +99,8 @@ GPUPLAN_MEMBERS(SensitivityReport, member("change", &T::change), member("fits", 
                 member("step_s", &T::step_s), member("delta", &T::delta), member("note", &T::note));
 GPUPLAN_MEMBERS(PlanJob, member("model", &T::model), member("cluster", &T::cluster),
                 member("objective", &T::objective), member("gpus", &T::gpus), member("seq_len", &T::seq_len),
-                member("global_batch", &T::global_batch), member("capacity_bytes", &T::capacity_bytes));
+                member("global_batch", &T::global_batch), member("capacity_bytes", &T::capacity_bytes),
+                member("offload_searched", &T::offload_searched), member("warnings", &T::warnings));
 GPUPLAN_MEMBERS(PlanResult, member("job", &T::job), member("plans", &T::plans), member("space", &T::space),
                 member("evaluated", &T::evaluated), member("feasible", &T::feasible),
                 member("pruned_by_memory", &T::pruned_by_memory), member("pruned_by_time", &T::pruned_by_time),

@@ -1,6 +1,7 @@
 // gpuplan comm --calibrate: the collective model fitted to nccl-tests outputs, and how much closer it comes.
 #include <cmath>
 
+#include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "api/result_members.hpp"
 #include "gpuplan/error.hpp"
@@ -51,6 +52,7 @@ CalibrationFileReport file_report(const NcclTestsLog& log) {
 }  // namespace
 
 CalibrateResult run(const CalibrateRequest& r) {
+  detail::check_bounds(r);
   std::optional<Collective> hint;
   if (r.collective) hint = detail::parse_collective(*r.collective);
   if (r.logs.empty()) throw InputError("logs", "(none)", "nccl-tests outputs to fit");

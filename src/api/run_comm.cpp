@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
@@ -49,12 +50,7 @@ void check_counts(const CommRequest& r) {
   if (!r.collective)
     throw InputError("collective", "(missing)", std::string(detail::kCollectives) + ", or calibrate FILE...");
   if (!r.size) throw InputError("size", "(missing)", "a size such as 1GiB or a sweep such as 1MiB:8GiB");
-  if (!r.ranks || *r.ranks < 1)
-    throw InputError("ranks", r.ranks ? std::to_string(*r.ranks) : "(missing)", "a whole number >= 1");
-  if (r.ranks_per_node && *r.ranks_per_node < 1)
-    throw InputError("ranks_per_node", std::to_string(*r.ranks_per_node), "a whole number >= 1");
-  if (r.concurrent_groups < 1)
-    throw InputError("concurrent_groups", std::to_string(r.concurrent_groups), "a whole number >= 1");
+  if (!r.ranks) throw InputError("ranks", "(missing)", "a whole number >= 1");
 }
 
 GroupPlacement placement(const CommRequest& r, const detail::ResolvedCluster& cluster) {
@@ -78,6 +74,7 @@ GroupPlacement placement(const CommRequest& r, const detail::ResolvedCluster& cl
 }  // namespace
 
 CommResult run(const CommRequest& r) {
+  detail::check_bounds(r);
   check_counts(r);
   const Collective collective = detail::parse_collective(*r.collective);
   const std::vector<double> sizes = parse_sizes(*r.size);

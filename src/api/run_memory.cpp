@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 
 #include "api/builders.hpp"
+#include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::api {
 
 MemoryResult run(const MemoryRequest& r) {
+  detail::check_bounds(r);
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
   const MemoryInputs in =
@@ -46,6 +48,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report) 
 }  // namespace
 
 EstimateResult run(const EstimateRequest& r) {
+  detail::check_bounds(r);
   EstimateResult out;
   const EstimateInputs in = estimate_inputs(r, out.cluster);
   const StepEstimate e = estimate_step(in);

@@ -1,6 +1,7 @@
 // gpuplan model: the architecture, exact parameter counts and FLOPs per token of one model.
 #include <algorithm>
 
+#include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/api.hpp"
@@ -12,7 +13,6 @@ namespace {
 // Without a sequence length: the model's context, capped at 2048 (the sequence length of the Megatron-LM scaling
 // runs) so that long-context models are not quoted at their 128k maximum by default.
 constexpr std::int64_t kDefaultSeqCap = 2048;
-constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 26;
 
 const char* mlp_name(const ModelConfig& m) { return m.mlp == MlpKind::gated ? "gated" : "plain"; }
 const char* norm_name(const ModelConfig& m) {
@@ -59,9 +59,8 @@ Architecture architecture(const ModelConfig& m) {
 }  // namespace
 
 ModelResult run(const ModelRequest& request) {
+  detail::check_bounds(request);
   const ModelConfig m = detail::resolve_model(request.model, request.overrides);
-  if (request.seq_len && (*request.seq_len < 1 || *request.seq_len > kMaxSeqLen))
-    throw InputError("seq_len", std::to_string(*request.seq_len), "an integer from 1 to 67108864");
   const std::int64_t seq = request.seq_len ? *request.seq_len
                                            : (m.max_positions > 0 ? std::min(m.max_positions, kDefaultSeqCap)
                                                                   : kDefaultSeqCap);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/builders.hpp"
+#include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "util/choices.hpp"
@@ -21,26 +22,19 @@ struct Job {
 
 SearchSpace search_space(const SearchOptions& o) {
   SearchSpace s;
-  auto positive = [](const char* field, const std::vector<std::int64_t>& values) {
-    for (auto v : values) detail::positive(v, field);
-    return values;
-  };
-  s.tp = positive("space.tp", o.tp);
-  s.pp = positive("space.pp", o.pp);
-  s.vpp = positive("space.vpp", o.vpp);
-  s.cp = positive("space.cp", o.cp);
-  s.ep = positive("space.ep", o.ep);
-  s.etp = positive("space.etp", o.etp);
-  s.dp = positive("space.dp", o.dp);
-  s.micro_batch = positive("space.micro_batch", o.micro_batch);
+  s.tp = o.tp;
+  s.pp = o.pp;
+  s.vpp = o.vpp;
+  s.cp = o.cp;
+  s.ep = o.ep;
+  s.etp = o.etp;
+  s.dp = o.dp;
+  s.micro_batch = o.micro_batch;
   s.max_tp = o.max_tp.value_or(0);
   s.max_pp = o.max_pp.value_or(0);
   s.max_cp = o.max_cp.value_or(0);
   s.max_vpp = o.max_vpp.value_or(0);
-  for (std::int64_t z : o.zero) {
-    if (z < 0 || z > 3) throw InputError("space.zero", std::to_string(z), "stages 0, 1, 2, 3 (comma-separated)");
-    s.zero.push_back(static_cast<int>(z));
-  }
+  for (std::int64_t z : o.zero) s.zero.push_back(static_cast<int>(z));
   for (const auto& rc : o.recompute) s.recompute.push_back(choices::parse(choices::kRecompute, rc, "space.recompute"));
   s.partial_recompute = o.partial_recompute;
   s.offload = o.offload;
@@ -53,12 +47,7 @@ void apply_ranking(const RankingOptions& o, PlanInputs& in) {
   in.memory_margin = o.memory_margin;
   in.objective = choices::parse(choices::kObjective, o.objective, "ranking.objective");
   in.price_per_gpu_hour = o.price_per_gpu_hour.value_or(0);
-  if (in.price_per_gpu_hour < 0)
-    throw InputError("ranking.price_per_gpu_hour", fmt::format("{}", in.price_per_gpu_hour), "a non-negative price");
-  if (o.top < 1 || o.top > 1000) throw InputError("ranking.top", std::to_string(o.top), "1 to 1000");
   in.top_k = static_cast<int>(o.top);
-  if (o.threads < 0 || o.threads > 1024)
-    throw InputError("ranking.threads", std::to_string(o.threads), "0 (all cores) to 1024");
   in.threads = static_cast<int>(o.threads);
   in.prune = !o.exhaustive;
 }
@@ -68,15 +57,14 @@ Job plan_job(const PlanRequest& r) {
   PlanInputs& in = job.inputs;
   if (!r.model.given()) throw InputError("model", "(none)", "a catalog name or a config.json path");
   in.base.model = detail::resolve_model(r.model, r.overrides);
-  if (r.training.seq_len < 1) throw InputError("training.seq_len", std::to_string(r.training.seq_len), "a positive length");
   if (!r.training.global_batch || *r.training.global_batch < 1)
-    throw InputError("training.global_batch", r.training.global_batch ? std::to_string(*r.training.global_batch) : "(none)",
+    throw InputError("training.global_batch",
+                     r.training.global_batch ? std::to_string(*r.training.global_batch) : "(none)",
                      "a global batch in sequences (required)");
   in.base.training = detail::resolve_training(r.training);
   in.base.overheads = default_overheads();
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
-  if (r.gpus && *r.gpus < 0) throw InputError("gpus", std::to_string(*r.gpus), "a positive GPU count");
   if (r.hardware.gpu && r.hardware.gpu_memory)
     throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "either gpu or hardware.gpu_memory");
   // The cluster exactly as `gpuplan estimate` resolves it from the same options.
@@ -87,11 +75,11 @@ Job plan_job(const PlanRequest& r) {
   in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
   in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
   if (r.hardware.gpu_memory) {
-    in.base.capacity_bytes = parse_bytes(*r.hardware.gpu_memory, "hardware.gpu_memory");
+    in.base.capacity_bytes = parse_size(*r.hardware.gpu_memory, "hardware.gpu_memory");
     if (in.base.capacity_bytes <= 0) throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "a positive size");
   }
   const std::int64_t cluster_gpus = static_cast<std::int64_t>(in.fabric.nodes) * std::max(1, in.fabric.gpus_per_node);
-  if (r.gpus && *r.gpus != 0) {
+  if (r.gpus) {
     if (*r.gpus > cluster_gpus)
       throw InputError("gpus", std::to_string(*r.gpus), fmt::format("1 to the cluster's {} GPUs", cluster_gpus));
     in.gpus = *r.gpus;
@@ -167,13 +155,15 @@ PlanJob job_summary(const PlanRequest& r, const Job& job) {
   const PlanInputs& in = job.inputs;
   const std::int64_t gpus =
       in.gpus > 0 ? in.gpus : static_cast<std::int64_t>(in.fabric.nodes) * in.fabric.gpus_per_node;
-  return PlanJob{in.base.model->name, in.fabric.name, to_string(in.objective), gpus, r.training.seq_len,
-                 r.training.global_batch.value_or(0), in.base.capacity_bytes};
+  return PlanJob{in.base.model->name,  in.fabric.name,  to_string(in.objective), gpus, r.training.seq_len,
+                 r.training.global_batch.value_or(0), in.base.capacity_bytes, r.space.offload,
+                 detail::job_warnings(in.base)};
 }
 
 }  // namespace
 
 PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
+  detail::check_bounds(r);
   const Job job = plan_job(r);
   const gpuplan::PlanResult found = search_plans(job.inputs, std::move(progress), runner);
   PlanResult out;

@@ -1,4 +1,5 @@
 // gpuplan topo: the link matrix, NVLink domains, GPU-NIC pairing and placement advice of one node.
+#include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/topology.hpp"
@@ -62,6 +63,7 @@ TopoResult topo_result(const TopologyReport& r) {
 }  // namespace
 
 TopoResult run(const TopoRequest& request, const Topology& topology) {
+  detail::check_bounds(request);
   const auto catalog_owner = detail::resolve_catalog(request.catalog, "catalog");
   const HardwareCatalog& catalog = *catalog_owner;
   TopologyOptions options;
@@ -74,7 +76,8 @@ TopoResult run(const TopoRequest& request, const Topology& topology) {
 
 TopoResult run(const TopoRequest& request) {
   if (!request.topology)
-    throw InputError("topology", "(none)", "a topology output (the host layer asks the NVIDIA driver when none is given)");
+    throw InputError("topology", "(none)",
+                     "a topology output (the host layer asks the NVIDIA driver when none is given)");
   return run(request, parse_topology(detail::file_text(*request.topology, "topology")));
 }
 

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "api/fields.hpp"
+#include "gpuplan/error.hpp"
 #include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
 
@@ -19,7 +20,12 @@ void load(ModelSource& model) {
   if (model.config || model.name_or_path.empty() || is_catalog_model(model.name_or_path)) return;
   std::error_code ec;
   std::filesystem::path path(model.name_or_path);
-  if (std::filesystem::is_directory(path, ec)) path /= "config.json";
+  if (std::filesystem::is_directory(path, ec)) {
+    path /= "config.json";
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw InputError("model", "'" + model.name_or_path + "' (a folder without a config.json)",
+                       "a catalog name, a config.json or a folder holding one");
+  }
   if (std::filesystem::is_regular_file(path, ec)) model.config = read_text_file(path.string(), "model");
 }
 

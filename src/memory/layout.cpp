@@ -112,6 +112,9 @@ void check_heads_and_experts(const ModelConfig& m, const Layout& l) {
                      "a divisor of " + std::to_string(m.kv_heads) + " or a multiple of it");
   if (l.ep > 1 && !m.is_moe())
     throw InputError("layout.ep", std::to_string(l.ep), "1 for a dense model (it has no experts)");
+  if (l.etp != l.tp && !m.is_moe())
+    throw InputError("layout.etp", fmt::format("{} (a dense model has no experts)", l.etp),
+                     fmt::format("the tensor-parallel degree {} or none", l.tp));
   if (!m.is_moe()) return;
   if (m.moe.routed_experts % l.ep != 0)
     throw InputError("layout.ep", fmt::format("{} (does not divide the {} experts)", l.ep, m.moe.routed_experts),

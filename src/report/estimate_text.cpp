@@ -23,6 +23,7 @@ std::string to_text(const EstimateResult& r) {
                      tp.model_tflops_per_gpu, 100 * tp.mfu, 100 * tp.hfu, tp.hardware_tflops_per_gpu);
   out += fmt::format("Memory: {} per GPU of {} ({})\n", format_bytes(static_cast<double>(m.per_gpu.total)),
                      format_bytes(static_cast<double>(m.capacity)), m.fits ? "fits" : "DOES NOT FIT");
+  for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);
   return out;
 }
 

@@ -1,5 +1,7 @@
 // The memory result: the worst stage (or every stage) by component, with each term and its source, and the
 // suggestions when it does not fit.
+#include <fmt/format.h>
+
 #include "api/builders.hpp"
 
 namespace gpuplan::api::detail {
@@ -62,7 +64,17 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
     for (const auto& st : r.stages) m.stages->push_back(stage_report(st, r.activations_known));
   }
   for (const auto& f : fixes) m.suggestions.push_back(suggestion_report(f));
+  m.warnings = job_warnings(in);
   return m;
+}
+
+std::vector<std::string> job_warnings(const MemoryInputs& in) {
+  std::vector<std::string> out;
+  if (in.model && in.model->max_positions > 0 && in.training.seq_len > in.model->max_positions)
+    out.push_back(fmt::format("the sequence ({} tokens) is longer than {}'s maximum positions ({}): beyond them "
+                              "the model was not trained (learned position tables have no rows at all)",
+                              in.training.seq_len, in.model->name, in.model->max_positions));
+  return out;
 }
 
 MemoryResult memory_result(const MemoryInputs& in, bool all_stages) {

@@ -42,7 +42,8 @@ std::string stage_table(const StageReport& st, bool explain) {
   out += fmt::format("  {:<36} {:>24}   peak at {}\n", "total (peak over the step)", gb(st.total), st.peak_phase);
   out += fmt::format("  {:<36} forward end {}, backward {}, optimizer step {}\n", "phases", gb(st.phases.forward_end),
                      gb(st.phases.backward), gb(st.phases.optimizer_step));
-  if (st.offloaded_to_host) out += fmt::format("  {:<36} {:>24}\n", "offloaded to host memory", gb(*st.offloaded_to_host));
+  if (st.offloaded_to_host)
+    out += fmt::format("  {:<36} {:>24}\n", "offloaded to host memory", gb(*st.offloaded_to_host));
   if (st.offloaded_to_nvme) out += fmt::format("  {:<36} {:>24}\n", "offloaded to NVMe", gb(*st.offloaded_to_nvme));
   if (explain && st.terms) {
     out += "  Terms:\n";
@@ -56,7 +57,8 @@ std::string stage_table(const StageReport& st, bool explain) {
 std::string suggestions_text(const MemoryResult& r) {
   bool any = false;
   for (const auto& f : r.suggestions) any = any || f.fits;
-  std::string out = any ? "Cheapest single changes that make it fit:\n" : "No single change makes it fit; the closest:\n";
+  std::string out =
+      any ? "Cheapest single changes that make it fit:\n" : "No single change makes it fit; the closest:\n";
   int shown = 0;
   for (const auto& f : r.suggestions) {
     if (any && !f.fits) continue;
@@ -86,6 +88,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   out += fmt::format("Worst stage: {}. Needs {} of {} per GPU: {}.\n", r.stage, gb(r.per_gpu.total), gb(r.capacity),
                      r.fits ? "fits" : "does NOT fit");
   if (!r.fits) out += suggestions_text(r);
+  for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
   return out;
 }
 

@@ -55,7 +55,10 @@ std::string nothing_fits(const PlanResult& r) {
                        gb(p.memory.per_gpu.total), gb(p.usable_bytes), gb(p.lacks_bytes.value_or(0)));
     out += fmt::format("    {}\n", p.command);
   }
-  return out + "Options: more GPUs (--nodes), --fused-loss, an 8-bit optimizer, or allow offload (drop --no-offload).\n";
+  return out + (r.job.offload_searched
+                    ? "Options: more GPUs (--nodes), --fused-loss or an 8-bit optimizer.\n"
+                    : "Options: more GPUs (--nodes), --fused-loss, an 8-bit optimizer, or allow offload (drop "
+                      "--no-offload).\n");
 }
 
 std::string explanation(const PlanResult& r) {
@@ -86,6 +89,7 @@ std::string to_text(const PlanResult& r) {
   out += fmt::format("Usable memory per GPU: {} ({} minus the {:.0f}% margin)\n\n",
                      gb(static_cast<double>(job.capacity_bytes) * (1 - r.memory_margin)), gb(job.capacity_bytes),
                      100 * r.memory_margin);
+  for (const auto& w : job.warnings) out += fmt::format("Warning: {}\n\n", w);
   if (r.plans.empty()) return out + nothing_fits(r);
   int rank = 0;
   for (const PlanReport& p : r.plans) out += plan_text(p, ++rank);

@@ -67,6 +67,15 @@ bytes_t parse_bytes(std::string_view text, std::string_view field) {
   return static_cast<bytes_t>(std::llround(bytes));
 }
 
+bytes_t parse_size(std::string_view text, std::string_view field) {
+  double value = 0;
+  std::string unit;
+  if (split_number(text, value, unit) && unit.empty())
+    throw InputError(std::string(field), fmt::format("'{}' (no unit)", text),
+                     "a size with its unit, such as 80GiB, 80GB or 512MiB");
+  return parse_bytes(text, field);
+}
+
 double parse_count(std::string_view text, std::string_view field) {
   const std::string accepted = "a count such as 7e9, 7B, 124M or 1.5T";
   double value = 0;

@@ -117,6 +117,7 @@ struct MemoryResult {
   TrainingSummary training;
   std::optional<std::vector<StageReport>> stages;   // every stage (all_stages)
   std::vector<SuggestionReport> suggestions;   // when it does not fit: single changes that help, cheapest first
+  std::vector<std::string> warnings;           // what in the job looks wrong (a sequence past the model's positions)
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -175,6 +176,8 @@ struct SensitivityReport {
 struct PlanJob {
   std::string model, cluster, objective;
   std::int64_t gpus = 0, seq_len = 0, global_batch = 0, capacity_bytes = 0;
+  bool offload_searched = true;                // offload was among the choices (no --no-offload)
+  std::vector<std::string> warnings;
 };
 struct PlanResult {
   PlanJob job;

@@ -1,0 +1,98 @@
+// One rule for every option: each bad value below gives one line naming the flag, the value and what is
+// accepted, with exit status 2; what is valid is accepted however the number is written.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using gpuplan::test::run_cli;
+
+namespace {
+
+// The run fails with status 2 and one line that names `flag` and contains `says`.
+void expect_input_error(const std::string& args, const std::string& flag, const std::string& says) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.find("gpuplan: error: " + flag + ":"), 0u) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+}
+
+const std::string kPlan = "plan --model llama-3.1-8b --system dgx-h100 --global-batch 64 ";
+const std::string kMemory = "memory --model llama-3.1-8b --gpus 8 ";
+
+}  // namespace
+
+TEST(InputChecks, CountsAndDegreesOutOfRange) {
+  expect_input_error(kPlan + "--nodes -1", "--nodes", "an integer from 1 to 1000000");
+  expect_input_error(kPlan + "--max-tp 0", "--max-tp", "an integer >= 1");
+  expect_input_error(kPlan + "--max-tp -3", "--max-tp", "an integer >= 1");
+  expect_input_error("comm allreduce --size 1GiB --ranks 0 --system dgx-h100", "--ranks",
+                     "0; accepted: an integer >= 1");
+  expect_input_error("comm allreduce --size 1GiB --ranks 8 --system dgx-h100 --nodes 0", "--nodes", "from 1");
+  expect_input_error(kMemory + "--allocator-factor 0", "--allocator-factor", "a number from 1 to 3");
+  expect_input_error(kMemory + "--tp 0", "--tp", "an integer from 1 to 65536");
+}
+
+TEST(InputChecks, NumbersSayWhatIsAccepted) {
+  expect_input_error(kMemory + "--tp abc", "--tp", "'abc'; accepted: an integer");
+  expect_input_error(kMemory + "--dropout x", "--dropout", "accepted: a number");
+  // One syntax for every count: exponent notation is as good as digits when the value is whole.
+  EXPECT_EQ(run_cli("memory --model llama-3.1-8b --seq-len 1e4").status, 0);
+  EXPECT_EQ(run_cli("memory --params 1e6").status, 0);
+  expect_input_error(kMemory + "--seq-len 1.5", "--seq-len", "accepted: an integer");
+}
+
+TEST(InputChecks, OptionsThatWouldBeIgnored) {
+  expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --nic-GBps -5", "--nic-GBps", "a number > 0");
+  expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --nic-GBps 50", "--nic-GBps",
+                     "only with --topology");
+  expect_input_error(kMemory + "--etp 2", "--etp", "a dense model has no experts");
+}
+
+TEST(InputChecks, SizesNeedTheirUnit) {
+  expect_input_error(kMemory + "--gpu-memory 80", "--gpu-memory", "a size with its unit");
+  EXPECT_EQ(run_cli(kMemory + "--gpu-memory 80GB").status, 0);
+}
+
+TEST(InputChecks, CatalogNamesAreNamedAsTheirOption) {
+  expect_input_error("catalog gpus h100", "NAME", "did you mean");
+}
+
+TEST(InputChecks, AFolderWhereAFileIsExpected) {
+  const std::string dir = std::string(GPUPLAN_TEST_DATA_DIR) + "/topo";
+  expect_input_error("topo " + dir, "FILE", "(a directory)");
+  expect_input_error("topo " + dir + "/01_dgx-a100_nv12_10nic_tabs.txt --nvlink " + dir, "--nvlink", "(a directory)");
+  expect_input_error(kMemory + "--catalog " + dir, "--catalog", "(a directory)");
+  expect_input_error("estimate --model llama-3.1-8b --topology " + dir + " --gpu h100-sxm-80gb", "--topology",
+                     "(a directory)");
+  expect_input_error("comm --calibrate " + dir, "--calibrate", "(a directory)");
+  expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --perf " + dir, "--perf", "(a directory)");
+  expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --comm-calibration " + dir,
+                     "--comm-calibration", "(a directory)");
+  // A folder without a config.json is named as such, not as a missing file.
+  expect_input_error("model " + dir, "--model", "a folder without a config.json");
+}
+
+TEST(InputChecks, NoHintToDropAFlagThatWasNotGiven) {
+  const auto r = run_cli("plan --model llama-3.1-405b --system dgx-a100 --nodes 1 --seq-len 131072 --global-batch 16 "
+                         "--threads 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_NE(r.out.find("Nothing fits"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--no-offload"), std::string::npos) << r.out;
+  const auto without = run_cli("plan --model llama-3.1-405b --system dgx-a100 --nodes 1 --seq-len 131072 "
+                               "--global-batch 16 --threads 1 --no-offload");
+  EXPECT_NE(without.out.find("drop --no-offload"), std::string::npos) << without.out;
+}
+
+TEST(InputChecks, WarnsWhenTheSequenceIsLongerThanTheModelsPositions) {
+  // GPT-2 has 1024 learned positions (n_positions in its config.json).
+  const auto r = run_cli("memory --model gpt2 --seq-len 2048");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Warning: the sequence (2048 tokens) is longer than gpt2's maximum positions (1024)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_cli("memory --model gpt2 --seq-len 1024").out.find("Warning"), std::string::npos);
+}
