@@ -1,6 +1,10 @@
 // gpuplan memory and gpuplan estimate.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "api/builders.hpp"
 #include "api/fields.hpp"
 #include "api/resolve.hpp"
@@ -19,14 +23,47 @@ MemoryResult run(const MemoryRequest& r) {
 
 namespace {
 
-EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report) {
+// Without layout.gpus or layout.dp, data parallelism fills the cluster: every GPU of the nodes asked for (or of
+// the nodes the model-parallel group needs), as a launcher started on those nodes would use them.
+LayoutOptions fill_cluster(const LayoutOptions& layout, const detail::ResolvedCluster& cluster,
+                           std::vector<std::string>& warnings) {
+  LayoutOptions filled = layout;
+  if (layout.gpus || layout.dp) return filled;
+  const std::int64_t group = layout.tp * layout.pp * layout.cp;  // each at most 65536: no overflow
+  const std::int64_t cluster_gpus = static_cast<std::int64_t>(cluster.fabric.nodes) * cluster.fabric.gpus_per_node;
+  if (cluster_gpus <= group) return filled;
+  filled.gpus = cluster_gpus / group * group;
+  if (*filled.gpus != cluster_gpus)
+    warnings.push_back(fmt::format("data parallelism uses {} of the cluster's {} GPUs: the model-parallel group "
+                                   "(tp x pp x cp = {}) does not divide them",
+                                   *filled.gpus, cluster_gpus, group));
+  return filled;
+}
+
+MemoryInputs filled_job(const EstimateRequest& r, const HardwareCatalog& catalog, const LayoutOptions& layout) {
+  try {
+    return detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, layout, r.hardware, catalog);
+  } catch (const InputError& e) {
+    if (e.field() != "training.global_batch" || !layout.gpus || r.layout.gpus) throw;
+    throw InputError(e.field(), e.given(),
+                     fmt::format("{} (data parallelism fills the cluster's {} GPUs; give layout.dp or layout.gpus "
+                                 "to use fewer)",
+                                 e.accepted(), *layout.gpus));
+  }
+}
+
+EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, std::vector<std::string>& warnings) {
   parse_order(r.timing.order);  // a bad placement is reported before anything else
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
+  const LayoutOptions& asked = r.layout;
+  // In floating point: the degrees are each bounded, their product is not; the cluster rejects the absurd.
+  const double group = static_cast<double>(asked.tp) * static_cast<double>(asked.pp) * static_cast<double>(asked.cp) *
+                       static_cast<double>(asked.dp.value_or(1));
+  const auto ranks = asked.gpus.value_or(static_cast<std::int64_t>(std::min(group, 1e15)));
+  const detail::ResolvedCluster cluster = detail::resolve_cluster(r.cluster, catalog, r.hardware.gpu, ranks);
   EstimateInputs in;
-  in.memory = detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, r.layout, r.hardware, catalog);
-  const Layout layout = resolve_layout(in.memory);
-  const detail::ResolvedCluster cluster = detail::resolve_cluster(r.cluster, catalog, r.hardware.gpu, layout.gpus);
+  in.memory = filled_job(r, catalog, fill_cluster(asked, cluster, warnings));
   if (!cluster.gpu_known) throw InputError("gpu", "(none)", "a GPU catalog name with a topology output");
   if (!r.hardware.gpu && !r.hardware.gpu_memory) in.memory.capacity_bytes = cluster.gpu.usable_memory_bytes;
   in.gpu = cluster.gpu;
@@ -50,11 +87,13 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report) 
 EstimateResult run(const EstimateRequest& r) {
   detail::check_bounds(r);
   EstimateResult out;
-  const EstimateInputs in = estimate_inputs(r, out.cluster);
+  std::vector<std::string> warnings;
+  const EstimateInputs in = estimate_inputs(r, out.cluster, warnings);
   const StepEstimate e = estimate_step(in);
   out.time = detail::time_report(e);
   out.throughput = detail::throughput_report(e);
   out.memory = detail::memory_result(in.memory, r.all_stages);
+  out.memory.warnings.insert(out.memory.warnings.begin(), warnings.begin(), warnings.end());
   return out;
 }
 
