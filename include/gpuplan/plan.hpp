@@ -65,6 +65,8 @@ struct Plan {
   double score = 0;                  // the objective, smaller is better (seconds, s/token or GPU-s/token)
   double cost_per_mtokens = 0;       // dollars per million tokens (0 without a price)
   MemoryReport memory;               // estimate_memory with its terms (filled for the plans returned)
+  // Layouts that differ only in ZeRO stage or offload and have exactly this step time and memory: the same plan.
+  std::vector<Layout> equivalents;
 };
 
 struct Sensitivity {

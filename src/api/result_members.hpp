@@ -94,7 +94,7 @@ GPUPLAN_MEMBERS(PlanLayout, member("gpus", &T::gpus), member("tp", &T::tp), memb
 GPUPLAN_MEMBERS(PlanReport, member("time", &T::time), member("throughput", &T::throughput),
                 member("memory", &T::memory), member("layout", &T::layout), member("usable_bytes", &T::usable_bytes),
                 member("command", &T::command), member("cost_per_million_tokens", &T::cost_per_million_tokens),
-                member("lacks_bytes", &T::lacks_bytes));
+                member("lacks_bytes", &T::lacks_bytes), member("equivalents", &T::equivalents));
 GPUPLAN_MEMBERS(SensitivityReport, member("change", &T::change), member("fits", &T::fits),
                 member("step_s", &T::step_s), member("delta", &T::delta), member("note", &T::note));
 GPUPLAN_MEMBERS(PlanJob, member("model", &T::model), member("cluster", &T::cluster),

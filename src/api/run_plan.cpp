@@ -129,8 +129,7 @@ std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p
   return cmd + " " + layout_flags(p);
 }
 
-PlanLayout plan_layout(const Plan& p) {
-  const Layout& l = p.layout;
+PlanLayout plan_layout(const Plan& p, const Layout& l) {
   return PlanLayout{l.gpus,  l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, p.micro_batch, p.microbatches,
                     l.sequence_parallel, p.tp_overlap, l.zero, to_string(l.recompute), l.recompute_layers,
                     to_string(l.offload), to_string(l.offload_target), to_string(l.schedule)};
@@ -144,7 +143,8 @@ PlanReport plan_report(const PlanRequest& r, const Job& job, const Plan& p) {
   out.time = detail::time_report(p.time);
   out.throughput = detail::throughput_report(p.time);
   out.memory = detail::memory_result(est.memory, false);
-  out.layout = plan_layout(p);
+  out.layout = plan_layout(p, p.layout);
+  for (const Layout& equivalent : p.equivalents) out.equivalents.push_back(plan_layout(p, equivalent));
   out.usable_bytes = p.usable_bytes;
   out.command = estimate_command(r, job, p);
   if (p.cost_per_mtokens > 0) out.cost_per_million_tokens = p.cost_per_mtokens;

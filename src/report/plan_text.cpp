@@ -28,8 +28,23 @@ std::string layout_line(const PlanLayout& l) {
   return s;
 }
 
+// What an equivalent layout changes: "ZeRO-2", "offload to nvme".
+std::string difference(const PlanLayout& from, const PlanLayout& to) {
+  std::string out;
+  if (to.zero != from.zero) out += fmt::format("ZeRO-{}", to.zero);
+  if (to.offload != from.offload) out += fmt::format("{}offload={}", out.empty() ? "" : " ", to.offload);
+  if (to.offload_target != from.offload_target)
+    out += fmt::format("{}offload to {}", out.empty() ? "" : " ", to.offload_target);
+  return out;
+}
+
 std::string plan_text(const PlanReport& p, int rank) {
   std::string out = fmt::format("#{} {}\n", rank, layout_line(p.layout));
+  if (!p.equivalents.empty()) {
+    std::string others;
+    for (const PlanLayout& e : p.equivalents) others += (others.empty() ? "" : "; ") + difference(p.layout, e);
+    out += fmt::format("   the same time and memory with: {}\n", others);
+  }
   out += fmt::format("   step {:.3f} s, {:.0f} tokens/s ({:.0f} per GPU), MFU {:.1f}%", p.time.step_s,
                      p.throughput.tokens_per_s, p.throughput.tokens_per_s_per_gpu, 100 * p.throughput.mfu);
   if (p.cost_per_million_tokens) out += fmt::format(", ${:.3f} per million tokens", *p.cost_per_million_tokens);

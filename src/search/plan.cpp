@@ -84,6 +84,12 @@ Plan make_plan(const Evaluator& ev, const Shape& s, const Variant& v, bytes_t me
   return p;
 }
 
+std::vector<Variant> sorted_equivalents(const Shape& s, std::vector<Variant> variants) {
+  std::sort(variants.begin(), variants.end(),
+            [&](const Variant& a, const Variant& b) { return search::key_of(s, a) < search::key_of(s, b); });
+  return variants;
+}
+
 std::string describe_group(const PlanInputs& in, const char* name, std::int64_t n, std::int64_t stride) {
   const std::int64_t per_node = std::max(1, in.fabric.gpus_per_node);
   const std::int64_t domain = std::max(1, in.fabric.domain_size);
@@ -299,7 +305,9 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
     throw InputError("layout filters", "no layout satisfies the model, the GPU count, the global batch and the filters",
                      "filters that leave at least one layout (e.g. drop --tp/--pp lists)");
   const std::size_t k = static_cast<std::size_t>(inputs.top_k);
-  search::SearchOutcome o = search::run_search(space, k, run, progress);
+  // "Why #1 wins" compares with the best runner-up, whatever the number of plans shown.
+  const std::size_t searched = inputs.explain ? std::max<std::size_t>(k, 2) : k;
+  search::SearchOutcome o = search::run_search(space, searched, run, progress);
   r.evaluated = o.stats.evaluated;
   r.feasible = o.stats.feasible;
   r.timed = o.stats.timed;
@@ -308,6 +316,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   for (const Candidate& c : o.top) {
     const Shape& s = space.shapes()[c.shape_index];
     r.plans.push_back(make_plan(ev, s, c.variant, c.memory_bytes, true));
+    for (const Variant& v : sorted_equivalents(s, c.equivalents)) r.plans.back().equivalents.push_back(ev.layout_of(s, v));
   }
   if (r.plans.empty()) {
     near_misses(ev, space, k, r);
@@ -316,6 +325,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
     else r.why_winner.push_back("the only layout that fits");
     sensitivity(inputs, space, r.plans[0], run, r);
   }
+  if (r.plans.size() > k) r.plans.resize(k);
   r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -181,6 +181,15 @@ bool better(const Candidate& a, const Candidate& b) {
   return a.key < b.key;
 }
 
+bool equivalent(const Candidate& a, const Candidate& b) {
+  const Variant& x = a.variant;
+  const Variant& y = b.variant;
+  return a.shape_index == b.shape_index && a.score == b.score && a.step_s == b.step_s &&
+         a.memory_bytes == b.memory_bytes && x.micro_batch == y.micro_batch &&
+         x.sequence_parallel == y.sequence_parallel && x.tp_overlap == y.tp_overlap && x.recompute == y.recompute &&
+         x.recompute_layers == y.recompute_layers;
+}
+
 namespace {
 
 struct Shared {
@@ -234,10 +243,26 @@ class Worker {
   }
 
   void push(Candidate&& c) {
+    // All variants of a layout come from one work item, so one worker sees every member of a group.
+    if (top.size() < k_ || c.score <= top.back().score)
+      for (Candidate& kept : top)
+        if (equivalent(kept, c)) return join(kept, std::move(c));
     if (top.size() == k_ && !better(c, top.back())) return;
     top.insert(std::upper_bound(top.begin(), top.end(), c, better), std::move(c));
     if (top.size() > k_) top.pop_back();
     if (top.size() == k_) lower_threshold(sh_.threshold, top.back().score);
+  }
+
+  // The better of the two leads the group (ties broken by key, so the result does not depend on the order).
+  void join(Candidate& kept, Candidate&& c) {
+    if (better(c, kept)) {
+      c.equivalents = std::move(kept.equivalents);
+      c.equivalents.push_back(kept.variant);
+      kept = std::move(c);
+      std::sort(top.begin(), top.end(), better);
+    } else {
+      kept.equivalents.push_back(c.variant);
+    }
   }
 
   double threshold() const { return sh_.threshold.load(std::memory_order_relaxed); }

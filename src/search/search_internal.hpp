@@ -53,8 +53,12 @@ struct Candidate {
   double step_s = 0;                    // estimate_step
   double score = 0;
   std::array<std::int64_t, 14> key{};   // deterministic tie-break
+  // Variants of the same layout that differ only in ZeRO stage or offload and have exactly its step time and
+  // memory (ZeRO-1 and ZeRO-2 at dp 1; offload to CPU or to NVMe when its traffic is hidden): one plan, not several.
+  std::vector<Variant> equivalents;
 };
 bool better(const Candidate& a, const Candidate& b);
+bool equivalent(const Candidate& a, const Candidate& b);
 std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v);
 
 struct Stats {

@@ -166,6 +166,7 @@ struct PlanReport {
   std::string command;
   std::optional<double> cost_per_million_tokens;
   std::optional<std::int64_t> lacks_bytes;     // near misses: how much more than usable it needs
+  std::vector<PlanLayout> equivalents;         // the same time and memory with another ZeRO stage or offload
 };
 struct SensitivityReport {
   std::string change;
