@@ -12,6 +12,28 @@ TEST(Units, FormatsDecimalAndBinarySideBySide) {
   EXPECT_EQ(format_bytes(1073741824.0), "1.1 GB (1.0 GiB)");
 }
 
+TEST(Units, SizesAboveATerabyteAreInTerabytes) {
+  // 2.5e12 / 2^40 = 2.2737 TiB.
+  EXPECT_EQ(format_bytes(2.5e12), "2.50 TB (2.27 TiB)");
+  EXPECT_EQ(format_gb(2.5e12), "2.50 TB");
+  EXPECT_EQ(format_gb(999.9e9), "999.9 GB");
+}
+
+TEST(Units, CountsReadNaturally) {
+  EXPECT_EQ(format_count(1e15), "1,000 T");
+  EXPECT_EQ(format_count(12345e12), "12,345 T");
+  EXPECT_EQ(format_count(124439808), "124.4 M");   // GPT-2's parameters
+  EXPECT_EQ(format_count(8.03e9), "8.03 B");
+  EXPECT_EQ(format_count(999.999e9), "1.00 T");     // not "1000.00 B"
+}
+
+TEST(Units, QuantitiesAgreeInNumber) {
+  EXPECT_EQ(format_quantity(1, "GPU", "GPUs"), "1 GPU");
+  EXPECT_EQ(format_quantity(8, "GPU", "GPUs"), "8 GPUs");
+  EXPECT_EQ(format_quantity(1, "microbatch", "microbatches"), "1 microbatch");
+  EXPECT_EQ(format_quantity(0, "layer", "layers"), "0 layers");
+}
+
 TEST(Units, ParsesSizesWithDecimalAndBinaryUnits) {
   EXPECT_EQ(parse_bytes("80GiB", "--gpu-memory"), 80LL * 1024 * 1024 * 1024);
   EXPECT_EQ(parse_bytes("80GB", "--gpu-memory"), 80000000000LL);

@@ -71,6 +71,8 @@ struct MemoryInputs {
   Layout layout;
   Overheads overheads;
   bytes_t capacity_bytes = 0;           // usable memory of one GPU
+  std::string gpu;                      // the GPU that capacity is of ("" when it was given as a size)
+  bool gpu_assumed = false;             // the default GPU: none was named
 };
 
 // One named contribution to a component, for the explanation table.

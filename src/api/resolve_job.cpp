@@ -38,6 +38,9 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
 
 namespace {
 
+// The GPU whose memory `gpuplan memory` checks against when none is named (the gpu option's help says so).
+constexpr std::string_view kDefaultGpu = "h100-sxm-80gb";
+
 Layout resolve_layout_options(const LayoutOptions& o) {
   Layout l;
   l.gpus = o.gpus.value_or(0);
@@ -79,7 +82,7 @@ bytes_t capacity_of(const HardwareOptions& h, const HardwareCatalog& catalog) {
     if (bytes <= 0) throw InputError("hardware.gpu_memory", *h.gpu_memory, "a positive size such as 80GiB");
     return bytes;
   }
-  return catalog.gpu(h.gpu.value_or("h100-sxm-80gb")).usable_memory_bytes;
+  return catalog.gpu(h.gpu.value_or(std::string(kDefaultGpu))).usable_memory_bytes;
 }
 
 }  // namespace
@@ -102,6 +105,10 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   in.layout = resolve_layout_options(layout);
   in.overheads = resolve_overheads(hardware);
   in.capacity_bytes = capacity_of(hardware, catalog);
+  if (!hardware.gpu_memory) {
+    in.gpu = hardware.gpu.value_or(std::string(kDefaultGpu));
+    in.gpu_assumed = !hardware.gpu;
+  }
   resolve_layout(in);  // reports layout errors before any estimate
   return in;
 }

@@ -65,7 +65,11 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   EstimateInputs in;
   in.memory = filled_job(r, catalog, fill_cluster(asked, cluster, warnings));
   if (!cluster.gpu_known) throw InputError("gpu", "(none)", "a GPU catalog name with a topology output");
-  if (!r.hardware.gpu && !r.hardware.gpu_memory) in.memory.capacity_bytes = cluster.gpu.usable_memory_bytes;
+  if (!r.hardware.gpu && !r.hardware.gpu_memory) {
+    in.memory.capacity_bytes = cluster.gpu.usable_memory_bytes;
+    in.memory.gpu = cluster.gpu.name;
+    in.memory.gpu_assumed = false;
+  }
   in.gpu = cluster.gpu;
   in.fabric = cluster.fabric;
   if (r.timing.comm_calibration)

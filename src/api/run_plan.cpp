@@ -74,7 +74,9 @@ Job plan_job(const PlanRequest& r) {
   in.fabric = job.cluster.fabric;
   in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
   in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
+  in.base.gpu = job.cluster.gpu.name;
   if (r.hardware.gpu_memory) {
+    in.base.gpu.clear();
     in.base.capacity_bytes = parse_size(*r.hardware.gpu_memory, "hardware.gpu_memory");
     if (in.base.capacity_bytes <= 0) throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "a positive size");
   }

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/units.hpp"
 #include "memory/internal.hpp"
 
 namespace gpuplan {
@@ -107,7 +108,7 @@ struct Baseline {
 
 std::string cost_text(const Suggestion& s, const Layout& base, const Layout& after, const MemoryInputs& in) {
   std::string cost;
-  if (s.extra_gpus > 0) cost += fmt::format("+{} GPUs; ", s.extra_gpus);
+  if (s.extra_gpus > 0) cost += fmt::format("+{}; ", format_quantity(s.extra_gpus, "GPU", "GPUs"));
   if (s.extra_compute_fraction > 0)
     cost += fmt::format("+{:.1f}% {}; ", 100.0 * s.extra_compute_fraction,
                         after.pp > base.pp ? "time in pipeline bubble" : "compute");

@@ -8,8 +8,9 @@ namespace gpuplan::api {
 
 std::string to_text(const EstimateResult& r) {
   const MemoryResult& m = r.memory;
-  std::string out = fmt::format("Step time on {} ({} GPUs, {}; peak {:.0f} TFLOP/s {})\n", r.cluster.origin,
-                                m.layout.gpus, r.cluster.gpu, r.throughput.peak_tflops_per_gpu, m.training.precision);
+  std::string out = fmt::format("Step time on {} ({}, {}; peak {:.0f} TFLOP/s {})\n", r.cluster.origin,
+                                format_quantity(m.layout.gpus, "GPU", "GPUs"), r.cluster.gpu,
+                                r.throughput.peak_tflops_per_gpu, m.training.precision);
   out += fmt::format("  {:<18} {:>12} {:>8}\n", "component", "seconds", "share");
   for (const auto& [name, t] : r.time.breakdown) {
     if (t <= 0) continue;
@@ -17,8 +18,9 @@ std::string to_text(const EstimateResult& r) {
   }
   out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", "step", r.time.step_s, 100.0);
   const ThroughputReport& tp = r.throughput;
-  out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} microbatches of {} per pipeline\n",
-                     tp.tokens_per_s, tp.tokens_per_s_per_gpu, m.layout.microbatches, m.training.micro_batch);
+  out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} of {} per pipeline\n", tp.tokens_per_s,
+                     tp.tokens_per_s_per_gpu, format_quantity(m.layout.microbatches, "microbatch", "microbatches"),
+                     m.training.micro_batch);
   out += fmt::format("Model TFLOP/s per GPU: {:.1f}  MFU {:.1f}%  HFU {:.1f}% ({:.1f} TFLOP/s with recompute)\n",
                      tp.model_tflops_per_gpu, 100 * tp.mfu, 100 * tp.hfu, tp.hardware_tflops_per_gpu);
   out += fmt::format("Memory: {} per GPU of {} ({})\n", format_bytes(static_cast<double>(m.per_gpu.total)),

@@ -51,6 +51,8 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   m.host.total = w.host;
   m.nvme.total = w.nvme;
   m.capacity = r.capacity_bytes;
+  m.gpu = in.gpu;
+  m.gpu_assumed = in.gpu_assumed;
   m.fits = r.fits;
   m.stage = r.worst_stage;
   m.activations_known = r.activations_known;

@@ -28,8 +28,10 @@ constexpr Component kComponents[] = {
 std::string gb(std::int64_t b) { return format_bytes(static_cast<double>(b)); }
 
 std::string stage_table(const StageReport& st, bool explain) {
-  std::string out = fmt::format("Pipeline stage {} ({} layers, {} microbatches in flight), per GPU:\n", st.stage,
-                                st.layers, st.in_flight_microbatches);
+  // A parameter count alone has no layers to name.
+  const std::string layers = st.layers > 0 ? format_quantity(st.layers, "layer", "layers") + ", " : "";
+  std::string out = fmt::format("Pipeline stage {} ({}{} in flight), per GPU:\n", st.stage, layers,
+                                format_quantity(st.in_flight_microbatches, "microbatch", "microbatches"));
   for (const auto& c : kComponents) {
     std::string value;
     if (c.field != nullptr) value = gb(st.*c.field);
@@ -68,18 +70,27 @@ std::string suggestions_text(const MemoryResult& r) {
   return out;
 }
 
+// The memory the check is against, and whose it is: a named GPU, the default one, or a size given.
+std::string gpu_line(const MemoryResult& r) {
+  const std::string usable = gb(r.capacity) + " usable";
+  if (r.gpu.empty()) return fmt::format("GPU memory: {} (--gpu-memory)\n", usable);
+  return fmt::format("GPU: {}, {}{}\n", r.gpu, usable,
+                     r.gpu_assumed ? " (the default; --gpu or --gpu-memory for another)" : "");
+}
+
 }  // namespace
 
 std::string to_text(const MemoryResult& r, bool explain) {
   const LayoutSummary& l = r.layout;
-  const std::string name = r.activations_known ? r.training.model
-                                               : fmt::format("{:.4g} parameters", static_cast<double>(r.params.total));
-  std::string out = fmt::format("Model {} ({:.4g} B parameters) on {} GPUs: tp {} x pp {} x cp {} x dp {}{}, ZeRO {}\n",
-                                name, static_cast<double>(r.params.total) / 1e9, l.gpus, l.tp, l.pp, l.cp, l.dp,
+  const std::string params = format_count(static_cast<double>(r.params.total)) + " parameters";
+  const std::string name = r.activations_known ? fmt::format("{} ({})", r.training.model, params) : params;
+  std::string out = fmt::format("Model {} on {}: tp {} x pp {} x cp {} x dp {}{}, ZeRO {}\n", name,
+                                format_quantity(l.gpus, "GPU", "GPUs"), l.tp, l.pp, l.cp, l.dp,
                                 l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.zero);
-  out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} microbatches per step\n\n",
+  out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} per step\n",
                      r.training.precision, r.training.optimizer, r.training.seq_len, r.training.micro_batch,
-                     l.microbatches);
+                     format_quantity(l.microbatches, "microbatch", "microbatches"));
+  out += gpu_line(r) + "\n";
   if (r.stages) {
     for (const auto& st : *r.stages) out += stage_table(st, explain);
   } else {

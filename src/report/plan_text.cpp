@@ -9,7 +9,7 @@ namespace gpuplan::api {
 
 namespace {
 
-std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / kGB); }
+std::string gb(double bytes) { return format_gb(bytes); }
 std::string gb(std::int64_t bytes) { return gb(static_cast<double>(bytes)); }
 
 std::string layout_line(const PlanLayout& l) {
@@ -17,14 +17,17 @@ std::string layout_line(const PlanLayout& l) {
   if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
   if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
   if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);
-  s += fmt::format(" DP={} micro-batch={} ({} microbatches) ZeRO-{}", l.dp, l.micro_batch, l.microbatches, l.zero);
+  s += fmt::format(" DP={} micro-batch={} ({}) ZeRO-{}", l.dp, l.micro_batch,
+                   format_quantity(l.microbatches, "microbatch", "microbatches"), l.zero);
   if (l.sequence_parallel) s += " SP";
   if (l.tp_overlap) s += " TP-overlap";
   if (l.recompute != "none")
     s += fmt::format(" recompute={}{}", l.recompute,
-                     l.recompute_layers >= 0 ? fmt::format("({} layers/stage)", l.recompute_layers) : "");
+                     l.recompute_layers >= 0
+                         ? fmt::format("({}/stage)", format_quantity(l.recompute_layers, "layer", "layers"))
+                         : "");
   if (l.offload != "none") s += fmt::format(" offload={} to {}", l.offload, l.offload_target);
-  if (l.gpus != 0) s += fmt::format(" on {} GPUs", l.gpus);
+  if (l.gpus != 0) s += " on " + format_quantity(l.gpus, "GPU", "GPUs");
   return s;
 }
 
@@ -96,8 +99,9 @@ std::string explanation(const PlanResult& r) {
 
 std::string to_text(const PlanResult& r) {
   const PlanJob& job = r.job;
-  std::string out = fmt::format("Plan for {} on {} ({} GPUs), seq {} x global batch {}, objective {}\n", job.model,
-                                job.cluster, job.gpus, job.seq_len, job.global_batch, job.objective);
+  std::string out = fmt::format("Plan for {} on {} ({}), seq {} x global batch {}, objective {}\n", job.model,
+                                job.cluster, format_quantity(job.gpus, "GPU", "GPUs"), job.seq_len, job.global_batch,
+                                job.objective);
   out += fmt::format("Searched {} layouts: {} evaluated, {} fit, {} pruned by memory bounds, {} by the time bound, in "
                      "{:.3f} s\n",
                      r.space, r.evaluated, r.feasible, r.pruned_by_memory, r.pruned_by_time, r.search_seconds);

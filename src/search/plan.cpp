@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string_view>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/units.hpp"
 #include "search/search_internal.hpp"
 
 namespace gpuplan {
@@ -53,7 +55,8 @@ std::string layout_flags(const Plan& p) {
   if (p.tp_overlap) s += " --tp-overlap";
   s += fmt::format(" --zero {}", l.zero);
   if (l.recompute != Recompute::none) s += fmt::format(" --recompute {}", to_string(l.recompute));
-  if (l.recompute == Recompute::full && l.recompute_layers >= 0) s += fmt::format(" --recompute-layers {}", l.recompute_layers);
+  if (l.recompute == Recompute::full && l.recompute_layers >= 0)
+    s += fmt::format(" --recompute-layers {}", l.recompute_layers);
   if (l.offload != Offload::none) {
     s += fmt::format(" --offload {}", to_string(l.offload));
     if (l.offload_target != OffloadTarget::cpu) s += fmt::format(" --offload-target {}", to_string(l.offload_target));
@@ -90,6 +93,20 @@ std::vector<Variant> sorted_equivalents(const Shape& s, std::vector<Variant> var
   return variants;
 }
 
+// The distance between neighbouring ranks of a dimension's group: the product of the degrees placed inside it.
+// Expert parallelism is carved out of the data-parallel ranks (Megatron-Core), so it adds no stride of its own.
+std::int64_t stride_of(const Layout& l, ParallelDim dim, const std::string& order) {
+  std::int64_t stride = 1;
+  for (ParallelDim inner : parse_order(order)) {
+    if (inner == dim) break;
+    if (inner == ParallelDim::tp) stride *= l.tp;
+    if (inner == ParallelDim::cp) stride *= l.cp;
+    if (inner == ParallelDim::dp) stride *= l.dp;
+    if (inner == ParallelDim::pp) stride *= l.pp;
+  }
+  return stride;
+}
+
 std::string describe_group(const PlanInputs& in, const char* name, std::int64_t n, std::int64_t stride) {
   const std::int64_t per_node = std::max(1, in.fabric.gpus_per_node);
   const std::int64_t domain = std::max(1, in.fabric.domain_size);
@@ -112,7 +129,9 @@ std::string summary(const Plan& p) {
   if (p.tp_overlap) s += "+overlap";
   if (l.recompute == Recompute::selective) s += " recompute=selective";
   if (l.recompute == Recompute::full)
-    s += l.recompute_layers < 0 ? " recompute=full" : fmt::format(" recompute=full({} layers)", l.recompute_layers);
+    s += l.recompute_layers < 0
+             ? " recompute=full"
+             : fmt::format(" recompute=full({})", format_quantity(l.recompute_layers, "layer", "layers"));
   if (l.offload != Offload::none) s += fmt::format(" offload={}:{}", to_string(l.offload), to_string(l.offload_target));
   return s;
 }
@@ -163,45 +182,55 @@ std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, st
   return out;
 }
 
-void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const ParallelRunner& runner,
-                 PlanResult& r) {
-  const Layout& w = win.layout;
-  std::vector<std::int64_t> tps, pps, cps, mbs, vpps, eps;
+// One choice of the winner changed: what the label says, and how it narrows the search space. A TP or CP group
+// is labelled with where it lands (inside NVLink, across nodes) once the best layout with it is known.
+struct Probe {
+  std::string change;
+  std::function<void(SearchSpace&)> edit;
+  const char* group = nullptr;   // "TP" or "CP": placed by the layout found
+  std::int64_t degree = 0;
+};
+
+// The values of each degree among the shapes with the winner's GPU count, sorted and unique.
+struct Degrees {
+  std::vector<std::int64_t> tp, pp, cp, micro_batch, vpp, ep;
+};
+
+Degrees degrees_of(const Space& space, std::int64_t gpus) {
+  Degrees d;
   for (std::size_t i = 0; i < space.shapes().size(); ++i) {
     const Shape& s = space.shapes()[i];
-    if (s.gpus != w.gpus) continue;
-    tps.push_back(s.tp);
-    pps.push_back(s.pp);
-    cps.push_back(s.cp);
-    vpps.push_back(s.vpp);
-    eps.push_back(s.ep);
-    for (std::int64_t mb : space.micro_batches()[i]) mbs.push_back(mb);
+    if (s.gpus != gpus) continue;
+    d.tp.push_back(s.tp);
+    d.pp.push_back(s.pp);
+    d.cp.push_back(s.cp);
+    d.vpp.push_back(s.vpp);
+    d.ep.push_back(s.ep);
+    for (std::int64_t mb : space.micro_batches()[i]) d.micro_batch.push_back(mb);
   }
-  for (auto* v : {&tps, &pps, &cps, &mbs, &vpps, &eps}) {
+  for (auto* v : {&d.tp, &d.pp, &d.cp, &d.micro_batch, &d.vpp, &d.ep}) {
     std::sort(v->begin(), v->end());
     v->erase(std::unique(v->begin(), v->end()), v->end());
   }
-  const std::int64_t gpus = w.gpus;
-  auto fix_gpus = [gpus](SearchSpace& s) { (void)s; (void)gpus; };
-  struct Probe {
-    std::string change;
-    std::function<void(SearchSpace&)> edit;
-  };
+  return d;
+}
+
+std::vector<Probe> sensitivity_probes(const Space& space, const Plan& win) {
+  const Layout& w = win.layout;
+  const Degrees d = degrees_of(space, w.gpus);
   std::vector<Probe> probes;
-  const PlanInputs& base = in;
-  auto placement = [&](const char* name, std::int64_t n, std::int64_t stride) { return describe_group(base, name, n, stride); };
-  for (std::int64_t t : neighbours(tps, w.tp))
-    probes.push_back({placement("TP", t, 1), [t](SearchSpace& s) { s.tp = {t}; }});
-  for (std::int64_t p : neighbours(pps, w.pp))
+  for (std::int64_t t : neighbours(d.tp, w.tp))
+    probes.push_back({fmt::format("TP={}", t), [t](SearchSpace& s) { s.tp = {t}; }, "TP", t});
+  for (std::int64_t p : neighbours(d.pp, w.pp))
     probes.push_back({fmt::format("PP={}", p), [p](SearchSpace& s) { s.pp = {p}; }});
-  for (std::int64_t c : neighbours(cps, w.cp))
-    probes.push_back({placement("CP", c, w.tp), [c](SearchSpace& s) { s.cp = {c}; }});
-  for (std::int64_t e : neighbours(eps, w.ep))
+  for (std::int64_t c : neighbours(d.cp, w.cp))
+    probes.push_back({fmt::format("CP={}", c), [c](SearchSpace& s) { s.cp = {c}; }, "CP", c});
+  for (std::int64_t e : neighbours(d.ep, w.ep))
     probes.push_back({fmt::format("EP={}", e), [e](SearchSpace& s) { s.ep = {e}; }});
   if (w.pp > 1)
-    for (std::int64_t v : neighbours(vpps, w.vpp))
+    for (std::int64_t v : neighbours(d.vpp, w.vpp))
       probes.push_back({fmt::format("VPP={}", v), [v](SearchSpace& s) { s.vpp = {v}; }});
-  for (std::int64_t mb : neighbours(mbs, win.micro_batch))
+  for (std::int64_t mb : neighbours(d.micro_batch, win.micro_batch))
     probes.push_back({fmt::format("micro-batch {}", mb), [mb](SearchSpace& s) { s.micro_batch = {mb}; }});
   for (int z = 0; z <= 3; ++z)
     if (z != w.zero) probes.push_back({fmt::format("ZeRO-{}", z), [z](SearchSpace& s) { s.zero = {z}; }});
@@ -214,8 +243,12 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
                       [sp](SearchSpace& s) { s.sequence_parallel = {!sp}; }});
   }
   if (w.offload != Offload::none) probes.push_back({"no offload", [](SearchSpace& s) { s.offload = false; }});
-  (void)fix_gpus;
-  for (const Probe& p : probes) {
+  return probes;
+}
+
+void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const ParallelRunner& runner,
+                 PlanResult& r) {
+  for (const Probe& p : sensitivity_probes(space, win)) {
     Sensitivity sv;
     sv.change = p.change;
     std::unique_ptr<Evaluator> ev;
@@ -240,6 +273,11 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
       q.micro_batch = c.variant.micro_batch;
       q.tp_overlap = c.variant.tp_overlap && q.layout.tp > 1;
       sv.note = "best: " + summary(q);
+      if (p.group != nullptr) {
+        const ParallelDim dim = std::string_view(p.group) == "TP" ? ParallelDim::tp : ParallelDim::cp;
+        // The search places ranks in the default order.
+        sv.change = describe_group(in, p.group, p.degree, stride_of(q.layout, dim, TimeOptions{}.order));
+      }
     }
     r.sensitivity.push_back(std::move(sv));
   }
@@ -316,7 +354,8 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   for (const Candidate& c : o.top) {
     const Shape& s = space.shapes()[c.shape_index];
     r.plans.push_back(make_plan(ev, s, c.variant, c.memory_bytes, true));
-    for (const Variant& v : sorted_equivalents(s, c.equivalents)) r.plans.back().equivalents.push_back(ev.layout_of(s, v));
+    for (const Variant& v : sorted_equivalents(s, c.equivalents))
+      r.plans.back().equivalents.push_back(ev.layout_of(s, v));
   }
   if (r.plans.empty()) {
     near_misses(ev, space, k, r);

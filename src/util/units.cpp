@@ -11,16 +11,46 @@
 
 namespace gpuplan {
 
+namespace {
+
+constexpr double kTB = 1e12;
+constexpr double kTiB = 1099511627776.0;
+
+// "1,000", "12,345": digits grouped by thousands, for numbers too large for a suffix.
+std::string grouped(double value) {
+  const std::string digits = fmt::format("{:.0f}", std::fabs(value));
+  std::string out = value < 0 ? "-" : "";
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_bytes(double bytes) {
+  if (std::fabs(bytes) >= kTB) return fmt::format("{:.2f} TB ({:.2f} TiB)", bytes / kTB, bytes / kTiB);
   return fmt::format("{:.1f} GB ({:.1f} GiB)", bytes / kGB, bytes / kGiB);
+}
+
+std::string format_gb(double bytes) {
+  if (std::fabs(bytes) >= kTB) return fmt::format("{:.2f} TB", bytes / kTB);
+  return fmt::format("{:.1f} GB", bytes / kGB);
+}
+
+std::string format_quantity(std::int64_t count, std::string_view singular, std::string_view plural) {
+  return fmt::format("{} {}", count, count == 1 ? singular : plural);
 }
 
 std::string format_count(double count) {
   const double a = std::fabs(count);
-  if (a >= 1e12) return fmt::format("{:.2f} T", count / 1e12);
-  if (a >= 1e9) return fmt::format("{:.2f} B", count / 1e9);
-  if (a >= 1e6) return fmt::format("{:.1f} M", count / 1e6);
-  if (a >= 1e3) return fmt::format("{:.1f} K", count / 1e3);
+  // Each threshold sits where the smaller suffix would round up to 1000 ("1000.00 B" is "1.00 T").
+  if (a >= 999.995e12) return grouped(count / 1e12) + " T";
+  if (a >= 999.995e9) return fmt::format("{:.2f} T", count / 1e12);
+  if (a >= 999.95e6) return fmt::format("{:.2f} B", count / 1e9);
+  if (a >= 999.95e3) return fmt::format("{:.1f} M", count / 1e6);
+  if (a >= 999.5) return fmt::format("{:.1f} K", count / 1e3);
   return fmt::format("{:.0f}", count);
 }
 

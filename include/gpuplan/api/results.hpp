@@ -109,6 +109,8 @@ struct MemoryResult {
   StageReport per_gpu;                         // the worst stage
   ByteTotal host, nvme;                        // offloaded, per GPU
   std::int64_t capacity = 0;
+  std::string gpu;                             // whose usable memory `capacity` is ("" when given as a size)
+  bool gpu_assumed = false;                    // the default GPU, none was named
   bool fits = false;
   std::int64_t stage = 0;                      // which stage is the worst
   bool activations_known = true;
