@@ -73,3 +73,25 @@ TEST(ReadableOutput, NoGroupIsAcrossNodesOnOneNode) {
   ASSERT_FALSE(result.sensitivity.empty());
   for (const auto& s : result.sensitivity) EXPECT_EQ(s.change.find("across nodes"), std::string::npos) << s.change;
 }
+
+TEST(ReadableOutput, AmdSystemsSpeakOfXgmiAndRccl) {
+  // MI300X nodes: 8 GPUs fully connected by Infinity Fabric (xGMI); collectives run on RCCL.
+  const auto comm = run_cli("comm allreduce --size 1GiB --ranks 8 --system mi300x-8x");
+  ASSERT_EQ(comm.status, 0) << comm.err;
+  expect_contains(comm.out, "rccl-tests factor");
+  expect_contains(comm.out, "xGMI domain");
+  expect_contains(comm.out, "RCCL would consider");
+  expect_lacks(comm.out, "NCCL");
+  expect_lacks(comm.out, "nccl-tests");
+  expect_lacks(comm.out, "NVLink");
+  const auto plan = run_cli("plan --model llama-3.1-8b --system mi300x-8x --nodes 2 --seq-len 4096 --global-batch 64 "
+                            "--top 1 --threads 1");
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  expect_contains(plan.out, "(inside xGMI)");
+  expect_lacks(plan.out, "NVLink");
+  const auto memory = run_cli("memory --model llama-3.1-8b --gpu mi300x");
+  expect_lacks(memory.out, "NCCL");
+  expect_lacks(memory.out, "CUDA");
+  // The same questions on NVIDIA systems keep NVIDIA's names.
+  expect_contains(run_cli("comm allreduce --size 1GiB --ranks 8 --system dgx-h100").out, "NCCL would consider");
+}

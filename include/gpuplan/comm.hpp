@@ -46,9 +46,14 @@ struct Fabric {
   TierCalibration intra;                 // calibrated inside one node
   TierCalibration inter;                 // calibrated across nodes
   bool amd_host = false;                 // NCCL charges AMD hosts 2 us network overhead instead of 1
+  bool amd_gpus = false;                 // AMD GPUs: the domain is xGMI (Infinity Fabric), the library RCCL
   std::shared_ptr<const CommConstants> constants;  // null: the built-in data/comm.json
   std::vector<std::string> calibration_sources;    // files the calibration came from
 };
+// What the user knows the fabric's parts as: "NVLink" or "xGMI", "NCCL" or "RCCL".
+std::string_view scaleup_name(const Fabric& fabric);
+std::string_view collective_library(const Fabric& fabric);
+
 // Link rates are those of NCCL's topology graph (the catalog's nccl_model_GBps: 20 GB/s per NVLink 3 link, 48 for
 // PCIe 5 x16), looked up in `catalog` (the built-in one when null); NIC rates are nominal.
 Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalog = nullptr);

@@ -34,6 +34,7 @@ nlohmann::ordered_json to_json(const CommResult& r) {
   j["nodes_spanned"] = r.nodes_spanned;
   j["concurrent_groups_per_node"] = r.concurrent_groups_per_node;
   j["fabric"] = r.fabric;
+  j["library"] = r.library;
   j["busbw_factor"] = r.busbw_factor;
   if (r.results.size() == 1) j.update(members_to_json(r.results.front()));
   else j["results"] = members_to_json(r.results);
@@ -48,6 +49,7 @@ template <> CommResult from_json<CommResult>(const nlohmann::json& j) {
   detail::read(j.at("nodes_spanned"), r.nodes_spanned, "nodes_spanned");
   detail::read(j.at("concurrent_groups_per_node"), r.concurrent_groups_per_node, "concurrent_groups_per_node");
   detail::read(j.at("fabric"), r.fabric, "fabric");
+  detail::read(j.at("library"), r.library, "library");
   detail::read(j.at("busbw_factor"), r.busbw_factor, "busbw_factor");
   if (j.contains("results")) detail::read(j.at("results"), r.results, "results");
   else r.results.push_back(members_from_json<CollectiveRow>(j));

@@ -91,6 +91,7 @@ CommResult run(const CommRequest& r) {
   out.nodes_spanned = (g.ranks + placed - 1) / placed;
   out.concurrent_groups_per_node = g.concurrent_groups_per_node;
   out.fabric = cluster.name;
+  out.library = std::string(collective_library(cluster.fabric));
   out.busbw_factor = busbw_factor(collective, g.ranks);
   for (double size : sizes) {
     const CollectiveCost c = collective_cost(cluster.fabric, collective, size, g);

@@ -166,6 +166,7 @@ Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalo
   fabric.gpus_per_node = std::max(system_spec.gpus_per_node, 1);
   fabric.nodes = std::max(cluster.nodes, 1);
   fabric.sm_version = sm_for(cluster.gpu);
+  fabric.amd_gpus = cluster.gpu.vendor == "amd";
   fabric.amd_host = contains_ci(system_spec.cpu, "amd") || contains_ci(system_spec.cpu, "epyc");
   const ScaleUpDomain& scaleup = system_spec.scaleup;
   set_scaleup_domain(fabric, scaleup, nccl_rate(catalog, scaleup.link, scaleup.link_per_direction_GBps));
@@ -182,6 +183,9 @@ Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalo
   return fabric;
 }
 
+std::string_view scaleup_name(const Fabric& fabric) { return fabric.amd_gpus ? "xGMI" : "NVLink"; }
+std::string_view collective_library(const Fabric& fabric) { return fabric.amd_gpus ? "RCCL" : "NCCL"; }
+
 Fabric fabric_from_topology(const Topology& topology, const GpuSpec* gpu, double nic_per_gpu_GBps) {
   if (!(nic_per_gpu_GBps >= 0) || !std::isfinite(nic_per_gpu_GBps))
     throw InputError("cluster.nic_GBps", fmt::format("{}", nic_per_gpu_GBps), "a bandwidth in GB/s >= 0");
@@ -197,6 +201,7 @@ Fabric fabric_from_topology(const Topology& topology, const GpuSpec* gpu, double
   fabric.nodes = 1;
   fabric.sm_version = known_gpu != nullptr ? sm_for(*known_gpu) : 80;
   fabric.pair_GBps = report.bandwidth_GBps;
+  fabric.amd_gpus = known_gpu != nullptr ? known_gpu->vendor == "amd" : report.has_xgmi;
   set_topology_domain(fabric, topology, report, known_gpu, nccl_nvlink_ratio(catalog, known_gpu, report));
   // PCIe: the GPU's host link as NCCL rates it.
   if (known_gpu != nullptr && !known_gpu->host_link.empty()) {

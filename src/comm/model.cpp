@@ -502,7 +502,7 @@ std::string algorithm_name(const Setup& setup, const Candidate& candidate) {
   return "?";
 }
 
-std::string bottleneck(const Setup& setup, const Candidate& candidate) {
+std::string bottleneck(const Fabric& fabric, const Setup& setup, const Candidate& candidate) {
   if (candidate.algorithm == Algorithm::local) return "a single rank moves nothing";
   const double transfer_s = candidate.time_s - candidate.latency_s;
   const std::string regime = candidate.latency_s >= transfer_s ? "latency-bound (fixed cost >= transfer time)"
@@ -515,8 +515,9 @@ std::string bottleneck(const Setup& setup, const Candidate& candidate) {
                             ? fmt::format(" ({} groups share each node's NICs)", setup.concurrent_groups)
                             : "");
   else
-    where = fmt::format("one node, {} ({:.1f} GB/s per GPU as NCCL rates it)",
-                        setup.intra_node_nvlink ? "NVLink domain" : "PCIe", setup.intra_node_bus_GBps);
+    where = fmt::format("one node, {} ({:.1f} GB/s per GPU as {} rates it)",
+                        setup.intra_node_nvlink ? fmt::format("{} domain", scaleup_name(fabric)) : "PCIe",
+                        setup.intra_node_bus_GBps, collective_library(fabric));
   return regime + "; " + where;
 }
 
@@ -535,11 +536,12 @@ CollectiveCost describe(const Fabric& fabric, const Setup& setup, const Candidat
     cost.reason = fmt::format("{}-node tier calibrated{}: latency {:.1f} us + {:.2f} us/step, busbw {:.1f} GB/s; {}",
                               setup.nodes > 1 ? "inter" : "intra", sources.empty() ? "" : " from " + sources,
                               calibration.latency_us, calibration.step_latency_us, calibration.bus_GBps,
-                              bottleneck(setup, candidate));
+                              bottleneck(fabric, setup, candidate));
   } else {
     cost.reason =
-        (fastest ? std::string("fastest of the algorithm/protocol pairs NCCL would consider; ") : std::string()) +
-        bottleneck(setup, candidate);
+        (fastest ? fmt::format("fastest of the algorithm/protocol pairs {} would consider; ", collective_library(fabric))
+                 : std::string()) +
+        bottleneck(fabric, setup, candidate);
   }
   return cost;
 }

@@ -195,9 +195,9 @@ void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v
 
   Tally<kExplain> rt("runtime", rec);
   if (in.overheads.enabled) {
-    rt.add("CUDA context and kernels", static_cast<double>(in.overheads.cuda_context_bytes),
+    rt.add("GPU context and kernels (CUDA or HIP)", static_cast<double>(in.overheads.cuda_context_bytes),
            "data/overheads.json: cuda_context_bytes");
-    rt.add("NCCL communicator buffers",
+    rt.add("NCCL or RCCL communicator buffers",
            communicators_ * static_cast<double>(in.overheads.nccl_per_communicator_bytes),
            "data/overheads.json: nccl_per_communicator_bytes");
     rt.add("caching-allocator reserve (fragmentation)", (in.overheads.allocator_reserve_factor - 1.0) * out.peak,

@@ -14,8 +14,9 @@ std::string to_text(const CommResult& r) {
       r.concurrent_groups_per_node > 1
           ? fmt::format(", {} groups sharing each node's NICs", r.concurrent_groups_per_node)
           : "");
-  out += fmt::format("# busbw = algbw x {:.4f} (nccl-tests factor for {} ranks); model, not a measurement\n",
-                     r.busbw_factor, r.ranks);
+  // rccl-tests keeps nccl-tests' bus bandwidth definitions.
+  out += fmt::format("# busbw = algbw x {:.4f} ({} factor for {} ranks); model, not a measurement\n",
+                     r.busbw_factor, r.library == "RCCL" ? "rccl-tests" : "nccl-tests", r.ranks);
   out += fmt::format("#{:>14} {:>12} {:>12} {:>12}  {}\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
                      "algorithm");
   for (const auto& c : r.results) {

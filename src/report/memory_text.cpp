@@ -22,7 +22,7 @@ constexpr Component kComponents[] = {
     {"activations", nullptr, &StageReport::activations},
     {"logits and loss", nullptr, &StageReport::logits},
     {"communication buffers", &StageReport::comm_buffers, nullptr},
-    {"runtime (context, NCCL, allocator)", &StageReport::runtime, nullptr},
+    {"runtime (context, comms, allocator)", &StageReport::runtime, nullptr},
 };
 
 std::string gb(std::int64_t b) { return format_bytes(static_cast<double>(b)); }

@@ -113,7 +113,7 @@ std::string describe_group(const PlanInputs& in, const char* name, std::int64_t 
   std::string where;
   if (n <= 1) return fmt::format("{}={}", name, n);
   if (n * stride > per_node) where = "across nodes";
-  else if (n * stride <= domain && in.fabric.domain_per_gpu_GBps > 0) where = "inside NVLink";
+  else if (n * stride <= domain && in.fabric.domain_per_gpu_GBps > 0) where = fmt::format("inside {}", scaleup_name(in.fabric));
   else where = "over PCIe";
   return fmt::format("{}={} ({})", name, n, where);
 }

@@ -204,6 +204,7 @@ struct CommResult {
   std::string collective;
   std::int64_t ranks = 0, ranks_per_node = 0, nodes_spanned = 0, concurrent_groups_per_node = 0;
   std::string fabric;
+  std::string library;                         // the collective library modelled: "NCCL", or "RCCL" on AMD GPUs
   double busbw_factor = 0;
   std::vector<CollectiveRow> results;          // one per size; JSON puts a single size's fields at the top level
 };
