@@ -210,7 +210,7 @@ TEST(PlanSearch, NeverReturnsAnInfeasibleLayoutAndRespectsConstraints) {
   const PlanResult r = search_plans(in);
   ASSERT_FALSE(r.plans.empty());
   const ModelConfig& m = *in.base.model;
-  const bytes_t usable = static_cast<bytes_t>(static_cast<double>(in.base.capacity_bytes) * (1 - in.memory_margin));
+  const bytes_t usable = static_cast<bytes_t>(static_cast<double>(in.base.capacity_bytes) * (1 - in.base.memory_margin));
   for (std::size_t i = 0; i < r.plans.size(); ++i) {
     const Plan& p = r.plans[i];
     // The memory model itself, re-run on the returned layout, says it fits under the margin.
@@ -255,9 +255,9 @@ TEST(PlanSearch, BadInputIsAnInputError) {
   in.space.tp = {3};
   EXPECT_THROW(search_plans(in), InputError);   // 3 divides neither 32 heads nor 8 GPUs: empty space
   in.space.tp = {};
-  in.memory_margin = 1.5;
+  in.base.memory_margin = 1.5;
   EXPECT_THROW(search_plans(in), InputError);
-  in.memory_margin = 0.08;
+  in.base.memory_margin = 0.08;
   in.objective = Objective::cost;
   EXPECT_THROW(search_plans(in), InputError);   // cost without a price
 }

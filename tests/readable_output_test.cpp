@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.hpp"
 #include "gpuplan/api.hpp"
 
@@ -46,14 +48,16 @@ TEST(ReadableOutput, NounsAgreeWithTheirNumbers) {
 }
 
 TEST(ReadableOutput, MemoryNamesTheGpuItChecksAgainst) {
-  // h100-sxm-80gb: 81,559 MiB usable as the driver reports it (data/hardware/gpus.json) = 85.5 GB.
+  // h100-sxm-80gb: 81,559 MiB as the driver reports it (data/hardware/gpus.json) = 85.5 GB; with 8% kept free,
+  // floor(85,520,809,984 x 0.92) = 78,679,145,185 bytes = 78.7 GB (73.3 GiB) usable.
   const auto assumed = run_cli("memory --model llama-3.1-8b");
-  expect_contains(assumed.out, "GPU: h100-sxm-80gb, 85.5 GB (79.6 GiB) usable (the default;");
+  expect_contains(assumed.out, "GPU: h100-sxm-80gb (the default; --gpu or --gpu-memory for another): 85.5 GB "
+                               "(79.6 GiB); usable 78.7 GB (73.3 GiB) with 8% kept free");
   const auto named = run_cli("memory --model llama-3.1-8b --gpu a100-sxm-40gb");
-  expect_contains(named.out, "GPU: a100-sxm-40gb, ");
+  expect_contains(named.out, "GPU: a100-sxm-40gb: ");
   expect_lacks(named.out, "the default");
   expect_contains(run_cli("memory --model llama-3.1-8b --gpu-memory 40GB").out,
-                  "GPU memory: 40.0 GB (37.3 GiB) usable");
+                  "GPU memory: 40.0 GB (37.3 GiB); usable 36.8 GB (34.3 GiB)");
   api::MemoryRequest request;
   request.model.name_or_path = "llama-3.1-8b";
   const api::MemoryResult result = api::run(request);
@@ -94,4 +98,61 @@ TEST(ReadableOutput, AmdSystemsSpeakOfXgmiAndRccl) {
   expect_lacks(memory.out, "CUDA");
   // The same questions on NVIDIA systems keep NVIDIA's names.
   expect_contains(run_cli("comm allreduce --size 1GiB --ranks 8 --system dgx-h100").out, "NCCL would consider");
+}
+
+namespace {
+
+nlohmann::json memory_json(const std::string& options) {
+  const auto r = run_cli("memory " + options + " --json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST(MemorySuggestions, OneMarginForMemoryAndPlan) {
+  // Llama-3.1-8B at pp 2 needs 85.4 GB on an 85.5 GB GPU: it fits the card, not the 78.7 GB plan would use.
+  const auto j = memory_json("--model llama-3.1-8b");
+  EXPECT_EQ(j.at("usable").get<std::int64_t>(), 78'679'145'185);   // floor(85,520,809,984 x 0.92)
+  for (const auto& s : j.at("suggestions")) {
+    if (s.at("fits").get<bool>()) {
+      EXPECT_LE(s.at("new_total").get<std::int64_t>(), 78'679'145'185) << s.dump();
+    }
+  }
+  const auto pp2 = memory_json("--model llama-3.1-8b --pp 2");
+  EXPECT_FALSE(pp2.at("fits").get<bool>());
+  EXPECT_LT(pp2.at("headroom").get<std::int64_t>(), 0);
+  EXPECT_TRUE(memory_json("--model llama-3.1-8b --pp 2 --memory-margin 0").at("fits").get<bool>());
+}
+
+TEST(MemorySuggestions, NothingIsSaidToFitWithoutActivations) {
+  const auto j = memory_json("--params 7e9");
+  ASSERT_FALSE(j.at("suggestions").empty());
+  for (const auto& s : j.at("suggestions")) EXPECT_FALSE(s.at("fits").get<bool>()) << s.dump();
+  expect_contains(run_cli("memory --params 7e9").out, "no change is known to fit");
+}
+
+TEST(MemorySuggestions, TheClosestComeFirstWhenNoneFits) {
+  const auto j = memory_json("--model llama-3.1-8b");
+  std::int64_t previous = 0;
+  for (const auto& s : j.at("suggestions")) {
+    ASSERT_FALSE(s.at("fits").get<bool>());
+    EXPECT_GE(s.at("new_total").get<std::int64_t>(), previous) << s.dump();
+    previous = s.at("new_total").get<std::int64_t>();
+  }
+}
+
+TEST(MemorySuggestions, ContextParallelismPaysForItsKeyValueExchange) {
+  // Llama-3.1-8B: 8 KV heads x (128 + 128) channels x 2 bytes = 4,096 bytes per token; the ring passes a rank's
+  // chunk once in forward and twice (keys/values and their gradients) in backward, in each of its 32 layers. At
+  // cp 2 a rank holds half the sequence, so going from 2,048 to 131,072 tokens adds
+  // 3 x 32 x 4,096 x (65,536 - 1,024) = 25,367,150,592 bytes; the gradient volume does not change.
+  auto cp_cost = [](std::int64_t seq) {
+    const auto j = memory_json("--model llama-3.1-8b --seq-len " + std::to_string(seq));
+    for (const auto& s : j.at("suggestions"))
+      if (s.at("change") == "--cp 2") return s.at("extra_comm_bytes_per_step").get<double>();
+    ADD_FAILURE() << "no --cp 2 suggestion at sequence " << seq;
+    return 0.0;
+  };
+  EXPECT_NEAR(cp_cost(131072) - cp_cost(2048), 25'367'150'592.0, 1.0);
 }

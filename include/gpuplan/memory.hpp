@@ -64,6 +64,9 @@ struct Overheads {
 };
 Overheads default_overheads();
 
+// Default headroom kept free on every GPU (a fraction of its usable memory); docs/plan.md gives the reasoning.
+inline constexpr double kDefaultMemoryMargin = 0.08;
+
 struct MemoryInputs {
   std::optional<ModelConfig> model;     // absent: --params only (activations unknown)
   double params = 0;                    // used when model is absent
@@ -73,7 +76,11 @@ struct MemoryInputs {
   bytes_t capacity_bytes = 0;           // usable memory of one GPU
   std::string gpu;                      // the GPU that capacity is of ("" when it was given as a size)
   bool gpu_assumed = false;             // the default GPU: none was named
+  double memory_margin = kDefaultMemoryMargin;  // fraction of capacity kept free: fits means <= usable_memory()
 };
+
+// What a job may use of a GPU: capacity less the margin, rounded down to a byte. One rule for every question.
+bytes_t usable_memory(bytes_t capacity_bytes, double memory_margin);
 
 // One named contribution to a component, for the explanation table.
 struct Term {
@@ -114,7 +121,8 @@ struct MemoryReport {
   std::int64_t microbatches = 1;        // per step, per pipeline (gradient accumulation steps)
   double params_total = 0;
   bytes_t capacity_bytes = 0;
-  bool fits = false;
+  bytes_t usable_bytes = 0;             // capacity less the margin
+  bool fits = false;                    // the worst stage's total is at most usable_bytes
   const StageMemory& worst() const { return stages[static_cast<std::size_t>(worst_stage)]; }
 };
 

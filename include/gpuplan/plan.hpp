@@ -33,19 +33,16 @@ struct SearchSpace {
   std::vector<bool> tp_overlap;              // {false, true} by default (true only with sequence parallelism)
 };
 
-// Default headroom kept free on every GPU (fraction of its usable memory); docs/plan.md gives the reasoning.
-inline constexpr double kDefaultMemoryMargin = 0.08;
-
 struct PlanInputs {
   MemoryInputs base;                 // model, training setup (seq_len, global_batch, precision, ...), overheads,
-                                     // capacity; its layout supplies the fixed choices (attention kernel, impl)
+                                     // capacity and margin; its layout supplies the fixed choices (attention
+                                     // kernel, impl)
   GpuSpec gpu;                       // compute peaks and HBM bandwidth
   Fabric fabric;                     // links between the GPUs
   SystemSpec system;                 // host memory and NVMe of one node (offload capacity; 0: not a constraint)
   std::optional<PerfConstants> perf; // estimate_step's compute constants; empty: perf_constants(gpu)
   std::int64_t gpus = 0;             // 0: fabric.nodes x fabric.gpus_per_node
   SearchSpace space;
-  double memory_margin = kDefaultMemoryMargin;
   Objective objective = Objective::step_time;
   double price_per_gpu_hour = 0;     // for Objective::cost (and the cost column)
   int top_k = 5;

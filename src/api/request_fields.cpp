@@ -156,6 +156,8 @@ void add_hardware(FieldList& f, HardwareOptions& h) {
         kHardware, "SIZE");
   f.add(&h.allocator_factor, "allocator_factor", "hardware.allocator_factor",
         "Caching-allocator reserved/allocated factor (default: 1.064)", kHardware, Bounds{.minimum = 1, .maximum = 3});
+  f.add(&h.memory_margin, "memory_margin", "hardware.memory_margin",
+        "Fraction of GPU memory kept free, as plan keeps it (default 0.08; see docs/plan.md)", kHardware, kFraction);
   f.add_negated(&h.overheads, "no_overheads", "hardware.overheads",
                 "Pure tensor accounting: no context, NCCL or allocator reserve", kHardware);
 }

@@ -105,6 +105,7 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   in.layout = resolve_layout_options(layout);
   in.overheads = resolve_overheads(hardware);
   in.capacity_bytes = capacity_of(hardware, catalog);
+  in.memory_margin = hardware.memory_margin.value_or(kDefaultMemoryMargin);
   if (!hardware.gpu_memory) {
     in.gpu = hardware.gpu.value_or(std::string(kDefaultGpu));
     in.gpu_assumed = !hardware.gpu;

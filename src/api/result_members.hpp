@@ -66,7 +66,8 @@ GPUPLAN_MEMBERS(SuggestionReport, member("change", &T::change), member("descript
                 member("extra_comm_bytes_per_step", &T::extra_comm_bytes_per_step),
                 member("extra_gpus", &T::extra_gpus), member("cost", &T::cost));
 GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T::host), member("nvme", &T::nvme),
-                member("capacity", &T::capacity), member("gpu", &T::gpu),
+                member("capacity", &T::capacity), member("usable", &T::usable),
+                member("memory_margin", &T::memory_margin), member("headroom", &T::headroom), member("gpu", &T::gpu),
                 member("gpu_assumed", &T::gpu_assumed), member("fits", &T::fits), member("stage", &T::stage),
                 member("activations_known", &T::activations_known), member("params", &T::params),
                 member("layout", &T::layout), member("training", &T::training), member("stages", &T::stages),

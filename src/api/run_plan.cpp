@@ -44,7 +44,7 @@ SearchSpace search_space(const SearchOptions& o) {
 }
 
 void apply_ranking(const RankingOptions& o, PlanInputs& in) {
-  in.memory_margin = o.memory_margin;
+  in.base.memory_margin = o.memory_margin;
   in.objective = choices::parse(choices::kObjective, o.objective, "ranking.objective");
   in.price_per_gpu_hour = o.price_per_gpu_hour.value_or(0);
   in.top_k = static_cast<int>(o.top);
@@ -177,7 +177,7 @@ PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRu
   out.pruned_by_memory = found.pruned_states;
   out.pruned_by_time = found.pruned_time;
   out.search_seconds = found.search_seconds;
-  out.memory_margin = job.inputs.memory_margin;
+  out.memory_margin = job.inputs.base.memory_margin;
   out.why_winner = found.why_winner;
   for (const Sensitivity& s : found.sensitivity)
     out.sensitivity.push_back(SensitivityReport{s.change, s.fits, s.step_s, s.delta, s.note});

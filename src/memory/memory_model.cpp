@@ -4,6 +4,7 @@
 #include "memory/memory_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "gpuplan/error.hpp"
@@ -183,7 +184,8 @@ MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
   r.worst_stage = 0;
   for (std::size_t i = 1; i < r.stages.size(); ++i)
     if (r.stages[i].total > r.worst().total) r.worst_stage = static_cast<std::int64_t>(i);
-  r.fits = r.capacity_bytes > 0 && r.worst().total <= r.capacity_bytes;
+  r.usable_bytes = usable_memory(r.capacity_bytes, in.memory_margin);
+  r.fits = r.capacity_bytes > 0 && r.worst().total <= r.usable_bytes;
   return r;
 }
 
@@ -200,3 +202,11 @@ double MemoryModel::states_lower_bound(int zero, Offload offload) const {
 }
 
 }  // namespace gpuplan::memory
+
+namespace gpuplan {
+
+bytes_t usable_memory(bytes_t capacity_bytes, double memory_margin) {
+  return static_cast<bytes_t>(std::floor(static_cast<double>(capacity_bytes) * (1.0 - memory_margin)));
+}
+
+}  // namespace gpuplan

@@ -7,6 +7,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
 #include "memory/internal.hpp"
+#include "model/param_parts.hpp"
 
 namespace gpuplan {
 
@@ -26,6 +27,18 @@ double tp_comm_bytes(const MemoryInputs& in, const Layout& l, std::int64_t micro
                             static_cast<double>(in.model->hidden) * memory::activation_element_bytes(in.training);
   const double layers_per_stage = static_cast<double>(in.model->layers) / static_cast<double>(l.pp);
   return 4.0 * 2.0 * (t - 1.0) / t * activation * layers_per_stage * static_cast<double>(microbatches);
+}
+
+// Bytes one GPU sends per step for context parallelism's ring attention (Megatron-LM's P2P exchange): each
+// layer's forward passes the rank's key/value chunk cp - 1 times around the ring; the backward passes it again
+// with the chunk's key/value gradients, twice the forward's volume.
+double cp_comm_bytes(const MemoryInputs& in, const Layout& l, std::int64_t microbatches) {
+  if (!in.model || l.cp <= 1) return 0;
+  const double tokens = static_cast<double>(in.training.seq_len / l.cp) * static_cast<double>(in.training.micro_batch);
+  const double chunk = detail::kv_chunk_bytes(*in.model, tokens, static_cast<double>(l.tp),
+                                              memory::activation_element_bytes(in.training));
+  const double layers_per_stage = static_cast<double>(in.model->layers) / static_cast<double>(l.pp);
+  return 3.0 * static_cast<double>(l.cp - 1) * chunk * layers_per_stage * static_cast<double>(microbatches);
 }
 
 // Parameter bytes one data-parallel rank all-reduces (or reduce-scatters + all-gathers) per step.
@@ -113,7 +126,7 @@ std::string cost_text(const Suggestion& s, const Layout& base, const Layout& aft
     cost += fmt::format("+{:.1f}% {}; ", 100.0 * s.extra_compute_fraction,
                         after.pp > base.pp ? "time in pipeline bubble" : "compute");
   if (s.extra_comm_bytes_per_step > 0)
-    cost += fmt::format("+{:.2f} GB communicated per GPU per step; ", s.extra_comm_bytes_per_step / kGB);
+    cost += fmt::format("+{} communicated per GPU per step; ", format_gb(s.extra_comm_bytes_per_step));
   if (after.offload != Offload::none && base.offload == Offload::none)
     cost += "host-link traffic every step (gradients down, parameters up); ";
   if (s.inputs.training.micro_batch < in.training.micro_batch) cost += "smaller GEMMs, more microbatches; ";
@@ -126,11 +139,13 @@ std::string cost_text(const Suggestion& s, const Layout& base, const Layout& aft
 void price(Suggestion& s, const MemoryInputs& in, const Baseline& b, const Layout& after, const MemoryReport& r) {
   const Layout& base = b.layout;
   s.new_total = r.worst().total;
-  s.fits = r.fits;
+  s.fits = r.fits && r.activations_known;  // without the activations nothing is known to fit
   s.extra_gpus = after.gpus - base.gpus;
-  const double comm_before = tp_comm_bytes(in, base, b.report.microbatches) + dp_comm_bytes(base, b.params_local);
+  const double comm_before = tp_comm_bytes(in, base, b.report.microbatches) +
+                             cp_comm_bytes(in, base, b.report.microbatches) + dp_comm_bytes(base, b.params_local);
   const double params_after = r.params_total / static_cast<double>(after.tp * after.pp);
-  const double comm_after = tp_comm_bytes(s.inputs, after, r.microbatches) + dp_comm_bytes(after, params_after);
+  const double comm_after = tp_comm_bytes(s.inputs, after, r.microbatches) +
+                            cp_comm_bytes(s.inputs, after, r.microbatches) + dp_comm_bytes(after, params_after);
   s.extra_comm_bytes_per_step = std::max(0.0, comm_after - comm_before);
   if (b.flops_training > 0) {
     if (after.recompute == Recompute::full && base.recompute != Recompute::full)
@@ -179,8 +194,10 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
     price(s, in, b, after, r);
     out.push_back(std::move(s));
   }
+  // Those that fit, cheapest first; then the rest, closest to fitting first.
   std::stable_sort(out.begin(), out.end(), [](const Suggestion& a, const Suggestion& x) {
     if (a.fits != x.fits) return a.fits;
+    if (!a.fits) return a.new_total < x.new_total;
     if (a.extra_gpus != x.extra_gpus) return a.extra_gpus < x.extra_gpus;
     if (a.extra_compute_fraction != x.extra_compute_fraction) return a.extra_compute_fraction < x.extra_compute_fraction;
     if (a.extra_comm_bytes_per_step != x.extra_comm_bytes_per_step)

@@ -12,6 +12,11 @@ std::int64_t qk_head_dim(const ModelConfig& m) {
 
 std::int64_t v_head_dim(const ModelConfig& m) { return m.mla.enabled ? m.mla.v_head_dim : head_dim_of(m); }
 
+double kv_chunk_bytes(const ModelConfig& m, double tokens, double tp, double element_bytes) {
+  const double channels = static_cast<double>(m.kv_heads) * static_cast<double>(qk_head_dim(m) + v_head_dim(m));
+  return tokens * channels / tp * element_bytes;
+}
+
 namespace {
 
 // A linear layer in -> out, with an optional bias of `out` values.

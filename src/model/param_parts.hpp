@@ -24,5 +24,8 @@ std::int64_t head_dim_of(const ModelConfig& m);
 // Channels per head of queries/keys and of values (they differ under MLA).
 std::int64_t qk_head_dim(const ModelConfig& m);
 std::int64_t v_head_dim(const ModelConfig& m);
+// Bytes of the keys and values of `tokens` tokens on one of `tp` tensor-parallel ranks: what one step of
+// context parallelism's ring (Megatron-LM's P2P attention) sends to the next rank in the forward pass.
+double kv_chunk_bytes(const ModelConfig& m, double tokens, double tp, double element_bytes);
 
 }  // namespace gpuplan::detail

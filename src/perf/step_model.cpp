@@ -158,8 +158,7 @@ void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
   }
   double cp_per_layer_s = 0;
   if (l.cp > 1) {
-    const double kv_bytes = 2 * s.tokens * static_cast<double>(m.kv_heads) *
-                            static_cast<double>(detail::qk_head_dim(m)) / s.tp * s.element_bytes;
+    const double kv_bytes = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
     GroupPlacement pair{2, placement_.cp.ranks_per_node > 1 ? 2 : 1, placement_.cp.concurrent_groups_per_node};
     cp_per_layer_s = static_cast<double>(l.cp - 1) * coll(Collective::sendrecv, kv_bytes, pair);
   }

@@ -23,8 +23,10 @@ std::string to_text(const EstimateResult& r) {
                      m.training.micro_batch);
   out += fmt::format("Model TFLOP/s per GPU: {:.1f}  MFU {:.1f}%  HFU {:.1f}% ({:.1f} TFLOP/s with recompute)\n",
                      tp.model_tflops_per_gpu, 100 * tp.mfu, 100 * tp.hfu, tp.hardware_tflops_per_gpu);
-  out += fmt::format("Memory: {} per GPU of {} ({})\n", format_bytes(static_cast<double>(m.per_gpu.total)),
-                     format_bytes(static_cast<double>(m.capacity)), m.fits ? "fits" : "DOES NOT FIT");
+  out += fmt::format("Memory: {} per GPU of {} usable ({} with {:.0f}% kept free): {}\n",
+                     format_bytes(static_cast<double>(m.per_gpu.total)), format_bytes(static_cast<double>(m.usable)),
+                     format_gb(static_cast<double>(m.capacity)), 100 * m.memory_margin,
+                     m.fits ? "fits" : "DOES NOT FIT");
   for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);
   return out;
 }

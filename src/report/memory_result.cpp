@@ -51,6 +51,9 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   m.host.total = w.host;
   m.nvme.total = w.nvme;
   m.capacity = r.capacity_bytes;
+  m.usable = r.usable_bytes;
+  m.memory_margin = in.memory_margin;
+  m.headroom = r.usable_bytes - w.total;
   m.gpu = in.gpu;
   m.gpu_assumed = in.gpu_assumed;
   m.fits = r.fits;

@@ -56,26 +56,52 @@ std::string stage_table(const StageReport& st, bool explain) {
   return out + "\n";
 }
 
+// "4.3 GB (4.0 GiB) to spare" or "10.1 GB (9.4 GiB) short": how a total stands against the usable memory.
+std::string headroom_text(std::int64_t usable, std::int64_t total) {
+  return usable >= total ? gb(usable - total) + " to spare" : gb(total - usable) + " short";
+}
+
+std::string suggestions_header(const MemoryResult& r, bool any_fits) {
+  if (!r.activations_known)
+    return "With a parameter count alone the activations are unknown, so no change is known to fit; changes that "
+           "shrink the rest, closest first:\n";
+  if (any_fits) return "Cheapest single changes that make it fit:\n";
+  return "No single change makes it fit; the closest:\n";
+}
+
 std::string suggestions_text(const MemoryResult& r) {
   bool any = false;
   for (const auto& f : r.suggestions) any = any || f.fits;
-  std::string out =
-      any ? "Cheapest single changes that make it fit:\n" : "No single change makes it fit; the closest:\n";
+  std::string out = suggestions_header(r, any);
   int shown = 0;
   for (const auto& f : r.suggestions) {
     if (any && !f.fits) continue;
     if (++shown > 8) break;
-    out += fmt::format("  {:<24} -> {} per GPU. Cost: {}. ({})\n", f.change, gb(f.new_total), f.cost, f.description);
+    out += fmt::format("  {:<24} -> {} per GPU, {}. Cost: {}. ({})\n", f.change, gb(f.new_total),
+                       headroom_text(r.usable, f.new_total), f.cost, f.description);
   }
   return out;
 }
 
-// The memory the check is against, and whose it is: a named GPU, the default one, or a size given.
+std::string verdict(const MemoryResult& r) {
+  const std::string needs = fmt::format("Worst stage: {}. Needs {} of {} usable per GPU: ", r.stage,
+                                        gb(r.per_gpu.total), gb(r.usable));
+  const std::string standing = headroom_text(r.usable, r.per_gpu.total);
+  if (!r.activations_known)
+    return needs + (r.fits ? "the model states and runtime fit, " + standing + "; the activations are unknown "
+                                                                               "(give --model)"
+                           : "does NOT fit, " + standing + ", before any activation");
+  return needs + (r.fits ? "fits, " : "does NOT fit, ") + standing;
+}
+
+// The memory the check is against, and whose it is: a named GPU, the default one, or a size given; and what is
+// usable of it once the margin is kept free.
 std::string gpu_line(const MemoryResult& r) {
-  const std::string usable = gb(r.capacity) + " usable";
+  const std::string usable = fmt::format("{}; usable {} with {:.0f}% kept free (--memory-margin)", gb(r.capacity),
+                                         gb(r.usable), 100 * r.memory_margin);
   if (r.gpu.empty()) return fmt::format("GPU memory: {} (--gpu-memory)\n", usable);
-  return fmt::format("GPU: {}, {}{}\n", r.gpu, usable,
-                     r.gpu_assumed ? " (the default; --gpu or --gpu-memory for another)" : "");
+  return fmt::format("GPU: {}{}: {}\n", r.gpu, r.gpu_assumed ? " (the default; --gpu or --gpu-memory for another)" : "",
+                     usable);
 }
 
 }  // namespace
@@ -96,8 +122,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   } else {
     out += stage_table(r.per_gpu, explain);
   }
-  out += fmt::format("Worst stage: {}. Needs {} of {} per GPU: {}.\n", r.stage, gb(r.per_gpu.total), gb(r.capacity),
-                     r.fits ? "fits" : "does NOT fit");
+  out += verdict(r) + ".\n";
   if (!r.fits) out += suggestions_text(r);
   for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
   return out;

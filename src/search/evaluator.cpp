@@ -15,8 +15,8 @@ namespace {
 // The search's inputs, checked before anything is prepared from them.
 const PlanInputs& checked(const PlanInputs& in) {
   if (!in.base.model) throw InputError("model", "(none)", "a model (the search needs its layers and heads)");
-  if (!(in.memory_margin >= 0 && in.memory_margin < 1))
-    throw InputError("ranking.memory_margin", std::to_string(in.memory_margin), "a fraction in [0, 1)");
+  if (!(in.base.memory_margin >= 0 && in.base.memory_margin < 1))
+    throw InputError("ranking.memory_margin", std::to_string(in.base.memory_margin), "a fraction in [0, 1)");
   return in;
 }
 
@@ -36,7 +36,7 @@ Evaluator::Evaluator(const PlanInputs& inputs)
     : in_(checked(inputs)), est_(estimate_inputs_of(in_)), step_job_(est_), memory_job_(in_.base) {
   gpus_ = in_.gpus > 0 ? in_.gpus : static_cast<std::int64_t>(in_.fabric.nodes) * in_.fabric.gpus_per_node;
   if (gpus_ < 1) throw InputError("gpus", std::to_string(gpus_), "a positive GPU count");
-  usable_ = static_cast<bytes_t>(std::floor(static_cast<double>(in_.base.capacity_bytes) * (1.0 - in_.memory_margin)));
+  usable_ = usable_memory(in_.base.capacity_bytes, in_.base.memory_margin);
   tokens_step_ = static_cast<double>(in_.base.training.global_batch) * static_cast<double>(in_.base.training.seq_len);
   if (!(in_.gpu.memory_GBps > 0)) throw InputError("gpu", in_.gpu.name, "a GPU with a memory bandwidth in the catalog");
   const bool fp8 = in_.base.training.precision == Precision::fp8 && in_.gpu.has_dtype("fp8");

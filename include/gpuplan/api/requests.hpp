@@ -75,6 +75,7 @@ struct HardwareOptions {
   std::vector<FileInput> catalog;              // hardware catalog JSON adding or overriding entries
   std::optional<std::string> cuda_context, nccl_per_comm;   // sizes
   std::optional<double> allocator_factor;
+  std::optional<double> memory_margin;         // fraction of GPU memory kept free; none: 0.08
   bool overheads = true;
   bool operator==(const HardwareOptions&) const = default;
 };

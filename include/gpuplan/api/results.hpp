@@ -109,6 +109,9 @@ struct MemoryResult {
   StageReport per_gpu;                         // the worst stage
   ByteTotal host, nvme;                        // offloaded, per GPU
   std::int64_t capacity = 0;
+  std::int64_t usable = 0;                     // capacity less the margin: what `fits` is checked against
+  double memory_margin = 0;
+  std::int64_t headroom = 0;                   // usable - the worst stage's total (negative: short by that much)
   std::string gpu;                             // whose usable memory `capacity` is ("" when given as a size)
   bool gpu_assumed = false;                    // the default GPU, none was named
   bool fits = false;
