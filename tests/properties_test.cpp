@@ -1,0 +1,199 @@
+// Properties that hold for every job, checked over jobs drawn by a seeded generator (the same jobs on every run):
+// models from the catalog with their layouts, training setups and clusters. A draw the library rejects as invalid
+// input is skipped; each property asserts how many valid draws it saw, so a generator gone wrong fails loudly.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "gpuplan/api.hpp"
+#include "gpuplan/error.hpp"
+
+namespace api = gpuplan::api;
+using gpuplan::test::run_cli;
+
+namespace {
+
+const std::vector<std::string> kModels = {"gpt2", "llama-2-7b", "llama-3.1-8b", "llama-3.1-70b", "mixtral-8x7b",
+                                          "qwen3-30b-a3b", "deepseek-v3"};
+
+class JobGenerator {
+ public:
+  explicit JobGenerator(unsigned seed) : random_(seed) {}
+
+  std::int64_t power_of_two(int max_exponent) { return std::int64_t{1} << pick(0, max_exponent); }
+  int pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(random_); }
+  const std::string& model() { return kModels[static_cast<std::size_t>(pick(0, static_cast<int>(kModels.size()) - 1))]; }
+
+  // A memory job: a model with a layout drawn degree by degree (many draws are invalid: the library says so).
+  api::MemoryRequest memory() {
+    api::MemoryRequest r;
+    r.model.name_or_path = model();
+    r.training.seq_len = power_of_two(4) * 1024;
+    r.training.micro_batch = power_of_two(2);
+    r.layout.tp = power_of_two(3);
+    r.layout.pp = power_of_two(2);
+    r.layout.cp = power_of_two(1);
+    r.layout.dp = power_of_two(4);
+    r.layout.ep = power_of_two(3);
+    r.layout.sequence_parallel = r.layout.tp > 1 && pick(0, 1) == 1;
+    r.layout.zero = pick(0, 3);
+    r.layout.recompute = std::vector<std::string>{"none", "selective", "full"}[static_cast<std::size_t>(pick(0, 2))];
+    r.training.global_batch = r.training.micro_batch * *r.layout.dp * power_of_two(3);
+    return r;
+  }
+
+ private:
+  std::mt19937 random_;
+};
+
+template <typename Request>
+bool valid(const Request& r) {
+  try {
+    api::run(r);
+    return true;
+  } catch (const gpuplan::InputError&) {
+    return false;
+  }
+}
+
+std::int64_t model_states(const api::StageReport& s) {
+  return s.weights + s.master_weights + s.gradients + s.optimizer_states;
+}
+
+}  // namespace
+
+TEST(Properties, ModelStatesNeverGrowWithTheZeroStage) {
+  JobGenerator draw(1);
+  int checked = 0;
+  for (int i = 0; i < 3000 && checked < 200; ++i) {
+    api::MemoryRequest r = draw.memory();
+    r.layout.zero = 0;
+    if (!valid(r)) continue;
+    std::int64_t previous = model_states(api::run(r).per_gpu);
+    for (int zero = 1; zero <= 3; ++zero) {
+      r.layout.zero = zero;
+      const std::int64_t states = model_states(api::run(r).per_gpu);
+      EXPECT_LE(states, previous) << r.model.name_or_path << " ZeRO-" << zero;
+      previous = states;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 200);
+}
+
+TEST(Properties, ActivationsGrowLinearlyWithTheMicroBatchWithoutRecompute) {
+  JobGenerator draw(2);
+  int checked = 0;
+  for (int i = 0; i < 3000 && checked < 200; ++i) {
+    api::MemoryRequest r = draw.memory();
+    r.layout.recompute = "none";
+    r.training.micro_batch = 1;
+    // Enough microbatches that the pipeline holds as many in flight at either micro-batch.
+    r.training.global_batch = 2 * *r.layout.dp * r.layout.pp;
+    if (!valid(r)) continue;
+    const double one = static_cast<double>(api::run(r).per_gpu.activations.value_or(0));
+    r.training.micro_batch = 2;
+    if (!valid(r)) continue;
+    const double two = static_cast<double>(api::run(r).per_gpu.activations.value_or(0));
+    ASSERT_GT(one, 0);
+    EXPECT_NEAR(two, 2 * one, 4.0) << r.model.name_or_path << " tp " << r.layout.tp << " pp " << r.layout.pp;
+    ++checked;
+  }
+  EXPECT_GE(checked, 200);
+}
+
+TEST(Properties, EstimatesAreFiniteAndPositive) {
+  JobGenerator draw(3);
+  const std::vector<std::string> systems = {"dgx-a100", "dgx-h100", "dgx-b200", "mi300x-8x", "pcie-8x-a100-80gb"};
+  int checked = 0;
+  for (int i = 0; i < 3000 && checked < 200; ++i) {
+    const api::MemoryRequest m = draw.memory();
+    api::EstimateRequest r;
+    r.model = m.model;
+    r.training = m.training;
+    r.layout = m.layout;
+    r.cluster.system = systems[static_cast<std::size_t>(draw.pick(0, static_cast<int>(systems.size()) - 1))];
+    r.timing.tp_overlap = draw.pick(0, 1) == 1;
+    api::EstimateResult e;
+    try {
+      e = api::run(r);
+    } catch (const gpuplan::InputError&) {
+      continue;
+    }
+    EXPECT_TRUE(std::isfinite(e.time.step_s) && e.time.step_s > 0) << r.model.name_or_path;
+    for (const auto& [name, seconds] : e.time.breakdown) EXPECT_TRUE(std::isfinite(seconds) && seconds >= 0) << name;
+    EXPECT_TRUE(e.throughput.mfu > 0 && e.throughput.mfu <= 1) << e.throughput.mfu;
+    EXPECT_GT(e.memory.per_gpu.total, 0);
+    ++checked;
+  }
+  EXPECT_GE(checked, 200);
+}
+
+TEST(Properties, ThePlanWinsOverEveryLayoutItsSensitivityLists) {
+  JobGenerator draw(4);
+  const std::vector<std::string> models = {"llama-3.1-8b", "llama-2-7b", "mixtral-8x7b", "gpt2"};
+  for (int i = 0; i < 4; ++i) {
+    api::PlanRequest r;
+    r.model.name_or_path = models[static_cast<std::size_t>(i)];
+    r.cluster.system = i % 2 == 0 ? "dgx-h100" : "dgx-a100";
+    r.cluster.nodes = draw.power_of_two(1);
+    r.training.seq_len = draw.power_of_two(2) * 1024;
+    r.training.global_batch = 64;
+    r.ranking.top = 2;
+    r.ranking.threads = 1;
+    const api::PlanResult result = api::run(r);
+    ASSERT_FALSE(result.plans.empty()) << r.model.name_or_path;
+    const double best = result.plans.front().time.step_s;
+    for (const auto& s : result.sensitivity) {
+      if (s.fits) {
+        EXPECT_GE(s.step_s, best * (1 - 1e-12)) << r.model.name_or_path << ": " << s.change;
+      }
+    }
+  }
+}
+
+TEST(Properties, EveryReproduceCommandGivesTheSameNumbers) {
+  const std::vector<std::string> jobs = {
+      "--model llama-3.1-8b --system dgx-h100 --nodes 1 --seq-len 4096 --global-batch 64",
+      "--model mixtral-8x7b --system dgx-h100 --nodes 2 --seq-len 4096 --global-batch 64",
+      "--model llama-3.1-70b --system dgx-a100 --nodes 4 --seq-len 2048 --global-batch 128",
+  };
+  for (const std::string& job : jobs) {
+    const auto plan = run_cli("plan " + job + " --top 3 --threads 1 --json");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    for (const auto& p : nlohmann::json::parse(plan.out).at("plans")) {
+      const std::string command = p.at("command");
+      ASSERT_EQ(command.rfind("gpuplan estimate ", 0), 0U) << command;
+      const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
+      ASSERT_EQ(again.status, 0) << command << "\n" << again.err;
+      const auto e = nlohmann::json::parse(again.out);
+      EXPECT_EQ(e.at("time").at("step_s"), p.at("time").at("step_s")) << command;
+      EXPECT_EQ(e.at("memory").at("per_gpu").at("total"), p.at("memory").at("per_gpu").at("total")) << command;
+    }
+  }
+}
+
+TEST(Properties, ExactAtAHundredTrillionParametersOnAMillionGpus) {
+  // 1e14 parameters in bf16 with fp32 master weights, fp32 gradients and Adam's two fp32 moments (2 + 4 + 4 + 8
+  // bytes each), every state sharded over 1e6 data-parallel ranks under ZeRO-3: 2e8, 4e8, 4e8 and 8e8 bytes.
+  api::MemoryRequest r;
+  r.params = "1e14";
+  r.layout.gpus = 1'000'000;
+  r.layout.zero = 3;
+  const api::MemoryResult m = api::run(r);
+  EXPECT_EQ(m.params.total, 100'000'000'000'000);
+  EXPECT_EQ(m.layout.dp, 1'000'000);
+  EXPECT_EQ(m.per_gpu.weights, 200'000'000);
+  EXPECT_EQ(m.per_gpu.master_weights, 400'000'000);
+  EXPECT_EQ(m.per_gpu.gradients, 400'000'000);
+  EXPECT_EQ(m.per_gpu.optimizer_states, 800'000'000);
+  // Unsharded, the same states are 1.8e15 bytes on one GPU: still exact in 64 bits.
+  r.layout.gpus = 1;
+  r.layout.zero = 0;
+  EXPECT_EQ(model_states(api::run(r).per_gpu), 1'800'000'000'000'000);
+}
