@@ -164,13 +164,13 @@ std::vector<std::string> why(const Plan& a, const Plan& b) {
 
 search::SearchOutcome constrained(const PlanInputs& base, const std::function<void(SearchSpace&)>& edit,
                                   const ParallelRunner& runner, std::unique_ptr<Evaluator>& ev_out,
-                                  std::unique_ptr<Space>& space_out) {
+                                  std::unique_ptr<Space>& space_out, double known_best) {
   PlanInputs in = base;
   in.explain = false;
   edit(in.space);
   ev_out = std::make_unique<Evaluator>(in);
   space_out = std::make_unique<Space>(*ev_out);
-  return search::run_search(*space_out, 1, runner, {});
+  return search::run_search(*space_out, 1, runner, {}, known_best);
 }
 
 std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, std::int64_t v) {
@@ -187,8 +187,9 @@ std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, st
 struct Probe {
   std::string change;
   std::function<void(SearchSpace&)> edit;
+  search::Choice choice;         // the choice changed, and its new value: the main search's best with it
+  std::int64_t value = 0;        // seeds the constrained search
   const char* group = nullptr;   // "TP" or "CP": placed by the layout found
-  std::int64_t degree = 0;
 };
 
 // The values of each degree among the shapes with the winner's GPU count, sorted and unique.
@@ -216,38 +217,44 @@ Degrees degrees_of(const Space& space, std::int64_t gpus) {
 }
 
 std::vector<Probe> sensitivity_probes(const Space& space, const Plan& win) {
+  using search::Choice;
   const Layout& w = win.layout;
   const Degrees d = degrees_of(space, w.gpus);
   std::vector<Probe> probes;
   for (std::int64_t t : neighbours(d.tp, w.tp))
-    probes.push_back({fmt::format("TP={}", t), [t](SearchSpace& s) { s.tp = {t}; }, "TP", t});
+    probes.push_back({fmt::format("TP={}", t), [t](SearchSpace& s) { s.tp = {t}; }, Choice::tp, t, "TP"});
   for (std::int64_t p : neighbours(d.pp, w.pp))
-    probes.push_back({fmt::format("PP={}", p), [p](SearchSpace& s) { s.pp = {p}; }});
+    probes.push_back({fmt::format("PP={}", p), [p](SearchSpace& s) { s.pp = {p}; }, Choice::pp, p});
   for (std::int64_t c : neighbours(d.cp, w.cp))
-    probes.push_back({fmt::format("CP={}", c), [c](SearchSpace& s) { s.cp = {c}; }, "CP", c});
+    probes.push_back({fmt::format("CP={}", c), [c](SearchSpace& s) { s.cp = {c}; }, Choice::cp, c, "CP"});
   for (std::int64_t e : neighbours(d.ep, w.ep))
-    probes.push_back({fmt::format("EP={}", e), [e](SearchSpace& s) { s.ep = {e}; }});
+    probes.push_back({fmt::format("EP={}", e), [e](SearchSpace& s) { s.ep = {e}; }, Choice::ep, e});
   if (w.pp > 1)
     for (std::int64_t v : neighbours(d.vpp, w.vpp))
-      probes.push_back({fmt::format("VPP={}", v), [v](SearchSpace& s) { s.vpp = {v}; }});
+      probes.push_back({fmt::format("VPP={}", v), [v](SearchSpace& s) { s.vpp = {v}; }, Choice::vpp, v});
   for (std::int64_t mb : neighbours(d.micro_batch, win.micro_batch))
-    probes.push_back({fmt::format("micro-batch {}", mb), [mb](SearchSpace& s) { s.micro_batch = {mb}; }});
+    probes.push_back({fmt::format("micro-batch {}", mb), [mb](SearchSpace& s) { s.micro_batch = {mb}; },
+                      Choice::micro_batch, mb});
   for (int z = 0; z <= 3; ++z)
-    if (z != w.zero) probes.push_back({fmt::format("ZeRO-{}", z), [z](SearchSpace& s) { s.zero = {z}; }});
+    if (z != w.zero)
+      probes.push_back({fmt::format("ZeRO-{}", z), [z](SearchSpace& s) { s.zero = {z}; }, Choice::zero, z});
   for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
     if (rc != w.recompute)
-      probes.push_back({fmt::format("recompute {}", to_string(rc)), [rc](SearchSpace& s) { s.recompute = {rc}; }});
+      probes.push_back({fmt::format("recompute {}", to_string(rc)), [rc](SearchSpace& s) { s.recompute = {rc}; },
+                        Choice::recompute, static_cast<std::int64_t>(rc)});
   if (w.tp > 1) {
     const bool sp = w.sequence_parallel;
     probes.push_back({sp ? "no sequence parallelism" : "sequence parallelism",
-                      [sp](SearchSpace& s) { s.sequence_parallel = {!sp}; }});
+                      [sp](SearchSpace& s) { s.sequence_parallel = {!sp}; }, Choice::sequence_parallel, sp ? 0 : 1});
   }
-  if (w.offload != Offload::none) probes.push_back({"no offload", [](SearchSpace& s) { s.offload = false; }});
+  if (w.offload != Offload::none)
+    probes.push_back({"no offload", [](SearchSpace& s) { s.offload = false; }, Choice::offload,
+                      static_cast<std::int64_t>(Offload::none)});
   return probes;
 }
 
-void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const ParallelRunner& runner,
-                 PlanResult& r) {
+void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const search::ChoiceBests& bests,
+                 const ParallelRunner& runner, PlanResult& r) {
   for (const Probe& p : sensitivity_probes(space, win)) {
     Sensitivity sv;
     sv.change = p.change;
@@ -255,7 +262,7 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
     std::unique_ptr<Space> sp;
     search::SearchOutcome o;
     try {
-      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp);
+      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value));
     } catch (const InputError&) {
       continue;
     }
@@ -276,7 +283,7 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
       if (p.group != nullptr) {
         const ParallelDim dim = std::string_view(p.group) == "TP" ? ParallelDim::tp : ParallelDim::cp;
         // The search places ranks in the default order.
-        sv.change = describe_group(in, p.group, p.degree, stride_of(q.layout, dim, TimeOptions{}.order));
+        sv.change = describe_group(in, p.group, p.value, stride_of(q.layout, dim, TimeOptions{}.order));
       }
     }
     r.sensitivity.push_back(std::move(sv));
@@ -362,7 +369,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   } else if (inputs.explain) {
     if (r.plans.size() >= 2) r.why_winner = why(r.plans[0], r.plans[1]);
     else r.why_winner.push_back("the only layout that fits");
-    sensitivity(inputs, space, r.plans[0], run, r);
+    sensitivity(inputs, space, r.plans[0], o.choice_bests, run, r);
   }
   if (r.plans.size() > k) r.plans.resize(k);
   r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -190,6 +190,40 @@ bool equivalent(const Candidate& a, const Candidate& b) {
          x.recompute_layers == y.recompute_layers;
 }
 
+void ChoiceBests::record(Choice choice, std::int64_t value, double score) {
+  auto& bests = bests_[static_cast<std::size_t>(choice)];
+  for (auto& [known, best] : bests)
+    if (known == value) {
+      best = std::min(best, score);
+      return;
+    }
+  bests.emplace_back(value, score);
+}
+
+void ChoiceBests::record(const Shape& shape, const Variant& variant, double score) {
+  record(Choice::tp, shape.tp, score);
+  record(Choice::pp, shape.pp, score);
+  record(Choice::cp, shape.cp, score);
+  record(Choice::ep, shape.ep, score);
+  record(Choice::vpp, shape.vpp, score);
+  record(Choice::micro_batch, variant.micro_batch, score);
+  record(Choice::zero, variant.zero, score);
+  record(Choice::recompute, static_cast<std::int64_t>(variant.recompute), score);
+  record(Choice::sequence_parallel, variant.sequence_parallel ? 1 : 0, score);
+  record(Choice::offload, static_cast<std::int64_t>(variant.offload), score);
+}
+
+void ChoiceBests::merge(const ChoiceBests& other) {
+  for (std::size_t choice = 0; choice < kChoices; ++choice)
+    for (const auto& [value, score] : other.bests_[choice]) record(static_cast<Choice>(choice), value, score);
+}
+
+double ChoiceBests::best(Choice choice, std::int64_t value) const {
+  for (const auto& [known, score] : bests_[static_cast<std::size_t>(choice)])
+    if (known == value) return score;
+  return std::numeric_limits<double>::infinity();
+}
+
 namespace {
 
 struct Shared {
@@ -231,6 +265,7 @@ class Worker {
 
   std::vector<Candidate> top;
   Stats stats;
+  ChoiceBests choice_bests;
 
  private:
   std::uint64_t counted() const { return stats.evaluated + stats.pruned_states + stats.pruned_time; }
@@ -304,6 +339,7 @@ class Worker {
     c.step_s = model(v.sequence_parallel, v.tp_overlap).time(est_.memory.layout).step_s;
     c.score = ev_.score(s, c.step_s);
     c.key = key_of(s, v);
+    choice_bests.record(s, v, c.score);
     push(std::move(c));
     return true;
   }
@@ -518,9 +554,10 @@ std::vector<std::pair<std::size_t, std::int64_t>> ordered_items(const Space& spa
 }  // namespace
 
 SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
-                         const ProgressCallback& progress) {
+                         const ProgressCallback& progress, double known_best) {
   const std::vector<std::pair<std::size_t, std::int64_t>> items = ordered_items(space);
   Shared shared;
+  shared.threshold = known_best;
   const int requested = runner.workers(space.evaluator().inputs().threads);
   const int n = std::max(1, std::min<int>(requested, static_cast<int>(std::max<std::size_t>(1, items.size()))));
   std::vector<Worker> workers;
@@ -538,6 +575,7 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
     out.stats.pruned_states += w.stats.pruned_states;
     out.stats.pruned_time += w.stats.pruned_time;
     for (auto& c : w.top) out.top.push_back(std::move(c));
+    out.choice_bests.merge(w.choice_bests);
   }
   std::sort(out.top.begin(), out.top.end(), better);
   if (out.top.size() > k) out.top.resize(k);

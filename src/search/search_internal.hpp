@@ -2,6 +2,7 @@
 // The enumerated space and the search loop (internal to src/search).
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,24 @@ bool better(const Candidate& a, const Candidate& b);
 bool equivalent(const Candidate& a, const Candidate& b);
 std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v);
 
+// One choice of a layout, as the sensitivity varies it.
+enum class Choice { tp, pp, cp, ep, vpp, micro_batch, zero, recompute, sequence_parallel, offload };
+inline constexpr std::size_t kChoices = 10;
+
+// The best score timed for each value of each choice (TP=4, ZeRO-1, recompute full, ...). Each is the score of a
+// layout that fits, so it bounds from above the best layout with that value: the sensitivity's constrained
+// searches start from it and prune from their first item.
+class ChoiceBests {
+ public:
+  void record(const Shape& shape, const Variant& variant, double score);
+  void merge(const ChoiceBests& other);
+  double best(Choice choice, std::int64_t value) const;   // +infinity when no layout with it was timed
+
+ private:
+  void record(Choice choice, std::int64_t value, double score);
+  std::array<std::vector<std::pair<std::int64_t, double>>, kChoices> bests_;
+};
+
 struct Stats {
   std::uint64_t evaluated = 0, feasible = 0, timed = 0, pruned_states = 0, pruned_time = 0;
 };
@@ -68,9 +87,13 @@ struct Stats {
 struct SearchOutcome {
   std::vector<Candidate> top;   // best first
   Stats stats;
+  ChoiceBests choice_bests;
 };
 
+// The top k of the space. `known_best`: the score of a layout of the space known to fit (an upper bound on the
+// best), which prunes from the start; +infinity when none is known.
 SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
-                         const ProgressCallback& progress);
+                         const ProgressCallback& progress,
+                         double known_best = std::numeric_limits<double>::infinity());
 
 }  // namespace gpuplan::search
