@@ -41,7 +41,11 @@ struct TopoGpu {
   int index = 0;
   std::string name;                   // "NVIDIA H800" when the input names it, else ""
   std::string pci_bus_id;             // amd-smi / NVML only, else ""
-  std::optional<int> numa_node;       // "NUMA Affinity" (nvidia-smi) or "Numa Node" (rocm-smi); nullopt if N/A
+  // The node of the GPU's CPUs: the first node of "NUMA Affinity" (nvidia-smi) or "Numa Node" (rocm-smi); nullopt
+  // if N/A. Grace systems list the CPU's node first, then the GPU memory nodes ("0,3-9,11-17"): binding threads
+  // wants the first.
+  std::optional<int> numa_node;
+  std::vector<int> numa_affinity;     // every node listed, ascending ({0, 3, 4, ..., 17}); empty if absent or N/A
   std::string cpu_affinity;           // as printed ("0-47,96-143"); "" when absent, blank, N/A or malformed
   std::optional<int> gpu_numa_id;     // "GPU NUMA ID" (Grace systems); nullopt if absent or N/A
 };
@@ -187,7 +191,10 @@ TopologyReport analyze_topology(const Topology& topology, const TopologyOptions&
 // Sorted by smallest GPU index.
 std::vector<std::vector<int>> nvlink_domains(const Topology& topology);
 
-// "0-3", "0,2,5-7".
+// "0-3", "0,2,5-7": ids sorted, duplicates dropped, runs of three or more as ranges.
+std::string format_id_list(const std::vector<int>& ids);
+
+// format_id_list of GPU indices.
 std::string format_gpu_set(const std::vector<int>& gpus);
 
 }  // namespace gpuplan

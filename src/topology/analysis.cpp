@@ -500,8 +500,10 @@ void choose_nic_speed(const TopologyOptions& options, const HardwareCatalog& cat
 
 }  // namespace
 
-std::string format_gpu_set(const std::vector<int>& gpus) {
-  std::vector<int> s = gpus;
+std::string format_gpu_set(const std::vector<int>& gpus) { return format_id_list(gpus); }
+
+std::string format_id_list(const std::vector<int>& ids) {
+  std::vector<int> s = ids;
   std::sort(s.begin(), s.end());
   s.erase(std::unique(s.begin(), s.end()), s.end());
   std::string out;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "gpuplan/error.hpp"
@@ -17,6 +18,8 @@ namespace {
 
 constexpr int kMaxDevices = 1024;  // columns; far above any node (NVL72 has 72 GPUs), keeps n x n bounded
 constexpr const char* kAcceptedCodes = "X, NV<n>, PIX, PXB, PHB, NODE, SYS, SOC";
+// Largest NUMA node id read: Linux allows 1024 nodes at most (NODES_SHIFT 10); a list naming more is malformed.
+constexpr int kMaxNumaNode = 1023;
 
 bool numbered_label(std::string_view t, std::string_view prefix, int& index) {
   return t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix &&
@@ -45,28 +48,56 @@ bool is_affinity_like(std::string_view t) {
   return std::all_of(t.begin(), t.end(), [](char c) { return (c >= '0' && c <= '9') || c == ',' || c == '-'; });
 }
 
-// "0-47,96-143", "0,2,4", "5": ranges and single cores separated by commas.
-bool is_cpu_list(std::string_view t) {
-  if (t.empty()) return false;
+// One comma-separated part of an affinity list: a single id (first == last) or an ascending range.
+struct IdRange {
+  int first = 0;
+  int last = 0;
+};
+
+// The digits at t[i...] as an int, moving i past them; false when there are none or they overflow.
+bool read_id(std::string_view t, std::size_t& i, int& id) {
+  std::size_t j = i;
+  while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
+  if (j == i || !parse_int(t.substr(i, j - i), id)) return false;
+  i = j;
+  return true;
+}
+
+// "0-47,96-143", "0,3-9,11-17", "5": ids and ascending ranges separated by commas, as nvidia-smi prints the CPU and
+// the NUMA affinity. nullopt for anything else ("-31,64-95" from a clipped copy, "9-3", "").
+std::optional<std::vector<IdRange>> id_ranges(std::string_view t) {
+  std::vector<IdRange> ranges;
   std::size_t i = 0;
   while (true) {
-    int a = 0;
-    std::size_t j = i;
-    while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
-    if (j == i || !parse_int(t.substr(i, j - i), a)) return false;
-    i = j;
+    IdRange range;
+    if (!read_id(t, i, range.first)) return std::nullopt;
+    range.last = range.first;
     if (i < t.size() && t[i] == '-') {
       ++i;
-      j = i;
-      while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
-      int b = 0;
-      if (j == i || !parse_int(t.substr(i, j - i), b) || b < a) return false;
-      i = j;
+      if (!read_id(t, i, range.last) || range.last < range.first) return std::nullopt;
     }
-    if (i == t.size()) return true;
-    if (t[i] != ',') return false;
+    ranges.push_back(range);
+    if (i == t.size()) return ranges;
+    if (t[i] != ',') return std::nullopt;
     ++i;
   }
+}
+
+bool is_cpu_list(std::string_view t) { return id_ranges(t).has_value(); }
+
+// NUMA node ids of a "NUMA Affinity" value, ascending and distinct; nullopt when it is not an id list or names a
+// node past kMaxNumaNode (the expanded list must stay small whatever the input).
+std::optional<std::vector<int>> numa_node_list(std::string_view t) {
+  const std::optional<std::vector<IdRange>> ranges = id_ranges(t);
+  if (!ranges) return std::nullopt;
+  std::vector<int> nodes;
+  for (const IdRange& range : *ranges) {
+    if (range.last > kMaxNumaNode) return std::nullopt;
+    for (int node = range.first; node <= range.last; ++node) nodes.push_back(node);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
 }
 
 bool is_comment_or_prompt(const std::string& trimmed) {
@@ -412,6 +443,20 @@ void fill_gpu_links(const Columns& columns, const MatrixRows& rows, Topology& to
   }
 }
 
+// "0", or on Grace systems "0,3-9,11-17": the node of the GPU's CPUs first, then the nodes of the GPU's memory.
+// Keeps the whole list, and its first node as the one to bind the GPU's CPU threads to.
+void read_numa_affinity(const std::string& value, TopoGpu& gpu, std::vector<std::string>& warnings) {
+  if (equals_ci(value, "N/A")) return;
+  std::optional<std::vector<int>> nodes = numa_node_list(value);
+  if (!nodes) {
+    warnings.push_back(fmt::format("GPU{}: NUMA affinity '{}' is not a list of NUMA nodes (up to {}): ignored",
+                                   gpu.index, excerpt(value), kMaxNumaNode));
+    return;
+  }
+  gpu.numa_node = nodes->front();
+  gpu.numa_affinity = std::move(*nodes);
+}
+
 // A GPU row's values under the affinity columns. CPU lists that are not lists of cores are collected per value
 // (malformed_cpu) so that one warning names every GPU with the same bad value.
 void read_affinity_values(const Row& row, const std::vector<AffinityColumn>& affinity, TopoGpu& gpu,
@@ -424,15 +469,14 @@ void read_affinity_values(const Row& row, const std::vector<AffinityColumn>& aff
         if (is_cpu_list(value)) gpu.cpu_affinity = value;
         else malformed_cpu[value].push_back(gpu.index);
         break;
-      case AffinityColumn::numa:
+      case AffinityColumn::numa: read_numa_affinity(value, gpu, warnings); break;
       case AffinityColumn::gpu_numa_id: {
         int number = 0;
         if (parse_int(value, number)) {
-          (affinity[v] == AffinityColumn::numa ? gpu.numa_node : gpu.gpu_numa_id) = number;
+          gpu.gpu_numa_id = number;
         } else if (!equals_ci(value, "N/A")) {
-          warnings.push_back(fmt::format("GPU{}: {} '{}' is not a number: ignored", gpu.index,
-                                         affinity[v] == AffinityColumn::numa ? "NUMA affinity" : "GPU NUMA ID",
-                                         excerpt(value)));
+          warnings.push_back(
+              fmt::format("GPU{}: GPU NUMA ID '{}' is not a number: ignored", gpu.index, excerpt(value)));
         }
         break;
       }
