@@ -31,6 +31,11 @@ PathCode classify_code(std::string_view code);
 // Rank of a path class for "nearest" decisions: lower is closer (self 0 ... unknown last).
 int path_rank(PathType type);
 
+// Whether a GPU-NIC path keeps GPUDirect RDMA off the CPU socket interconnect: any path better than SYS (PIX, PXB,
+// PHB, NODE). SYS, SOC and unknown paths are far. The one rule behind "near" in the NIC table, the GPU-NIC
+// pairing warnings and the NIC count of the network advice.
+bool is_near_nic_path(std::string_view code);
+
 // "PCIe through the CPU (SYS)" and the like, for messages.
 std::string describe_path(std::string_view code);
 
@@ -159,8 +164,9 @@ struct TopologyReport {
   std::vector<std::vector<int>> all_to_all_groups;  // largest groups with a direct fast link between every pair,
                                                     // one per domain
   std::vector<int> nearest_nic;               // per GPU: index into topology.nics, -1 when none
-  std::vector<std::vector<int>> nic_nearest_gpus;   // per NIC: the GPUs closest to it (empty for a SYS-only NIC)
-  int compute_nics = 0;                       // NICs nearest to at least one GPU
+  std::vector<std::vector<int>> nic_nearest_gpus;   // per NIC: the GPUs closest to it, when that path is near
+                                                    // (is_near_nic_path); empty for a NIC far from every GPU
+  int compute_nics = 0;                       // NICs that are the nearest NIC of at least one GPU over a near path
   double fastest_gpu_GBps = 0;                // best GPU-GPU pair bandwidth
   double nic_GBps = 0;                        // per NIC, one direction (option, else a catalog link)
   std::string nic_reason;

@@ -49,6 +49,14 @@ std::string numa_text(const TopoGpuReport& g) {
   return g.numa_node ? std::to_string(*g.numa_node) : std::string("-");
 }
 
+// A NIC far from every GPU beside NICs near some: likely storage or management. Where every NIC is far (Grace
+// trays print SYS for all), no such guess.
+std::string far_nic_text(const TopoResult& r) {
+  const bool some_nic_near =
+      std::any_of(r.nics.begin(), r.nics.end(), [](const TopoNicReport& nic) { return !nic.nearest_gpus.empty(); });
+  return some_nic_near ? "- (far from every GPU: storage/management?)" : "- (far from every GPU, as is every NIC)";
+}
+
 std::string pairing(const TopoResult& r) {
   std::size_t numa_width = 6;  // "NUMA" and a one-digit node, as before lists were read
   for (const auto& g : r.gpus) numa_width = std::max(numa_width, numa_text(g).size() + 2);
@@ -60,8 +68,7 @@ std::string pairing(const TopoResult& r) {
     out += "\nNIC          nearest GPUs\n";
     for (const auto& nic : r.nics)
       out += fmt::format("{:<13}{}\n", nic.name,
-                         nic.nearest_gpus.empty() ? std::string("- (far from every GPU: storage/management?)")
-                                                  : set_text(nic.nearest_gpus));
+                         nic.nearest_gpus.empty() ? far_nic_text(r) : set_text(nic.nearest_gpus));
   }
   return out;
 }

@@ -423,30 +423,33 @@ double fastest_pair(const TopologyReport& rep) {
 
 int rank_of(const std::string& code) { return path_rank(classify_code(code).type); }
 
-// Per NIC, the GPUs at its best distance; none for a NIC that reaches every GPU only through the CPU (storage,
-// management).
+// Per NIC, the GPUs at its best distance when that path is near (is_near_nic_path); none for a NIC that reaches
+// every GPU only across the CPU (storage, management, or every NIC of a Grace tray).
 std::vector<std::vector<int>> nearest_gpus_per_nic(const TopologyReport& rep) {
   const int gpus = gpu_count(rep);
   std::vector<std::vector<int>> nearest(rep.topology.nics.size());
   for (std::size_t nic = 0; nic < rep.topology.nics.size(); ++nic) {
     const auto& codes = rep.topology.nics[nic].gpu_codes;
-    int best = path_rank(PathType::sys);
-    for (int gpu = 0; gpu < gpus; ++gpu) best = std::min(best, rank_of(codes[gpu]));
-    if (best >= path_rank(PathType::sys)) continue;
+    int best = path_rank(PathType::unknown);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      if (rank_of(codes[gpu]) == best) nearest[nic].push_back(gpu);
+      if (is_near_nic_path(codes[gpu])) best = std::min(best, rank_of(codes[gpu]));
+    }
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      if (is_near_nic_path(codes[gpu]) && rank_of(codes[gpu]) == best) nearest[nic].push_back(gpu);
     }
   }
   return nearest;
 }
 
 // Each GPU's closest NIC, spreading ties over the NICs taken least so far (GPUs sharing a switch with two NICs use
-// both). Returns the GPUs whose closest NIC is across the CPU socket link.
+// both). Counts as compute NICs those that some GPU takes over a near path, the same rule as the NIC table's.
+// Returns the GPUs whose closest NIC is far (across the CPU socket link).
 std::vector<int> assign_nearest_nics(TopologyReport& rep) {
   const auto& nics = rep.topology.nics;
   const int gpus = gpu_count(rep);
   rep.nearest_nic.assign(gpus, -1);
   std::vector<int> taken(nics.size(), 0);
+  std::vector<bool> near_to_a_gpu(nics.size(), false);
   std::vector<int> via_sys;
   for (int gpu = 0; gpu < gpus; ++gpu) {
     int best = path_rank(PathType::unknown);
@@ -459,9 +462,10 @@ std::vector<int> assign_nearest_nics(TopologyReport& rep) {
     }
     rep.nearest_nic[gpu] = pick;
     ++taken[pick];
-    if (best >= path_rank(PathType::sys)) via_sys.push_back(gpu);
+    if (is_near_nic_path(nics[pick].gpu_codes[gpu])) near_to_a_gpu[pick] = true;
+    else via_sys.push_back(gpu);
   }
-  rep.compute_nics = static_cast<int>(std::count_if(taken.begin(), taken.end(), [](int t) { return t > 0; }));
+  rep.compute_nics = static_cast<int>(std::count(near_to_a_gpu.begin(), near_to_a_gpu.end(), true));
   return via_sys;
 }
 

@@ -154,6 +154,12 @@ int path_rank(PathType type) {
   return 8;
 }
 
+bool is_near_nic_path(std::string_view code) {
+  // The legend's own dividing line: up to NODE the traffic stays within one NUMA node; SYS also crosses the SMP
+  // interconnect between NUMA nodes, which GPUDirect RDMA traffic should not have to.
+  return path_rank(classify_code(code).type) < path_rank(PathType::sys);
+}
+
 std::string describe_path(std::string_view code) {
   const PathCode c = classify_code(code);
   switch (c.type) {
