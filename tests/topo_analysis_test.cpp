@@ -190,6 +190,15 @@ TEST(TopoAnalysis, NicTableAndAdviceAgreeOnEveryFile) {
   EXPECT_TRUE(contains(h200.advice, "8 NICs near the GPUs serve 8 GPUs"));
 }
 
+TEST(TopoAnalysis, QuadNv6MeshIsOneDomainOfFour) {
+  const auto r = report("24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt");
+  EXPECT_EQ(r.nvlink_domains, (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(r.all_to_all_groups, (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(r.max_tp_in_domain, 4);
+  EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][3], 6 * 25.0);  // NV6 x 25 GB/s (NVLink 4)
+  EXPECT_TRUE(contains(r.advice, "GPUs 0 on NUMA node 0, GPUs 1 on NUMA node 1, GPUs 2 on NUMA node 2"));
+}
+
 TEST(TopoAnalysis, BadOptionsAreInputErrors) {
   TopologyOptions opt;
   opt.gpu_name = "potato";

@@ -205,8 +205,44 @@ bool rates_from_gpu_names(const HardwareCatalog& catalog, TopologyReport& rep) {
 // What the NV# pattern says when nothing names the GPU: the catalog entry taken for it.
 struct PatternGuess {
   std::string_view gpu;
-  std::string_view why;
+  std::string why;
 };
+
+// NVLinks per GPU on a board without NVSwitch where every pair of GPUs has the same NV#: each GPU splits its links
+// evenly over its peers (4-GPU HGX H100: NV6 x 3 peers = 18), so NV# x peers counts them. 0 for any other matrix,
+// and for a pair, whose NV# alone counts its links (bridges).
+int direct_mesh_links_per_gpu(const TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  const int nv = rep.max_nvlinks_per_pair;
+  if (gpus < 3 || nv == 0 || rep.min_nvlinks_per_pair != nv) return 0;
+  for (int i = 0; i < gpus; ++i) {
+    for (int j = 0; j < gpus; ++j) {
+      if (i != j && classify_code(rep.topology.links[i][j]).type != PathType::nvlink) return 0;
+    }
+  }
+  return nv * (gpus - 1);
+}
+
+// A direct mesh by its NVLinks per GPU: the generation whose GPUs have that many. NV6 x 3 peers is a Hopper board,
+// not an older generation with few links per pair.
+std::optional<PatternGuess> guess_from_direct_mesh(const TopologyReport& rep) {
+  const int links = direct_mesh_links_per_gpu(rep);
+  std::string_view gpu;
+  std::string_view generation;
+  if (links == 18) {
+    gpu = "h100-sxm-80gb";
+    generation = "Hopper, NVLink 4; a 4-GPU Blackwell board would look the same: pass --gpu";
+  } else if (links == 12) {
+    gpu = "a100-sxm-80gb";
+    generation = "A100, NVLink 3: 4-GPU HGX A100";
+  } else {
+    return std::nullopt;
+  }
+  const int peers = gpu_count(rep) - 1;
+  return PatternGuess{gpu, fmt::format("NV{} between every pair of {} GPUs without NVSwitch: {} x {} = {} NVLinks "
+                                       "per GPU ({})", rep.max_nvlinks_per_pair, peers + 1,
+                                       rep.max_nvlinks_per_pair, peers, links, generation)};
+}
 
 std::optional<PatternGuess> guess_from_pattern(const TopologyReport& rep) {
   const int most = rep.max_nvlinks_per_pair;
@@ -218,6 +254,7 @@ std::optional<PatternGuess> guess_from_pattern(const TopologyReport& rep) {
   }
   if (most == 12) return PatternGuess{"a100-sxm-80gb", "NV12 (A100: 12 NVLinks per GPU)"};
   if (most == 8 && fewest == 8) return PatternGuess{"h800-sxm-80gb", "NV8 (H800: 8 NVLinks per GPU)"};
+  if (std::optional<PatternGuess> mesh = guess_from_direct_mesh(rep)) return mesh;
   if (most == 2 && fewest == 1 && gpus == 8) {
     return PatternGuess{"v100-sxm-32gb", "the NV1/NV2 hybrid cube mesh (DGX-1 with V100)"};
   }
