@@ -238,6 +238,25 @@ TEST(TopoParse, MalformedNumaAffinityIsIgnoredWithAWarning) {
   EXPECT_EQ(t.gpus[1].numa_node, 1);
 }
 
+TEST(TopoParse, P2pCapabilityOutputIsNamed) {
+  // `nvidia-smi topo -p2p rw` (GNS: GPU not supported) and `-p2p p` (all OK): same layout, other codes.
+  for (const char* file : {"25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt", "26_5gpu_p2p-p_all-ok_NOT-topo-m.txt"}) {
+    const std::string msg = error_of(read_topo(file));
+    EXPECT_NE(msg.find("this is `nvidia-smi topo -p2p` output (peer-to-peer capability"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not `nvidia-smi topo -m`"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("unknown connection code"), std::string::npos) << msg;
+    try {
+      parse_topology(read_topo(file));  // format detection gives the same answer
+      ADD_FAILURE() << file;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("`nvidia-smi topo -p2p`"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(error_of(read_topo("25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt")).find("row GPU0 says 'GNS'"),
+            std::string::npos);
+  EXPECT_NE(error_of(read_topo("26_5gpu_p2p-p_all-ok_NOT-topo-m.txt")).find("row GPU0 says 'OK'"), std::string::npos);
+}
+
 TEST(TopoParse, GarbageNamesWhatIsMissing) {
   EXPECT_NE(error_of("hello world\nthis is not it\n").find("not an nvidia-smi topo -m output: no header line naming GPU0"),
             std::string::npos);

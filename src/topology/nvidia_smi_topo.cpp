@@ -41,6 +41,12 @@ bool is_nvidia_code(std::string_view t) {
   }
 }
 
+// Codes of `nvidia-smi topo -p2p r|w|n|a|p`, from its legend: OK, chipset / GPU / topology not supported, not
+// supported, disabled by regkey, unknown.
+bool is_p2p_status_code(std::string_view t) {
+  return t == "OK" || t == "CNS" || t == "GNS" || t == "TNS" || t == "NS" || t == "DR" || t == "U";
+}
+
 // Values of the affinity columns: "0-47,96-143", "3", "N/A".
 bool is_affinity_like(std::string_view t) {
   if (equals_ci(t, "N/A")) return true;
@@ -216,6 +222,28 @@ std::size_t find_header(const std::vector<std::string>& lines) {
   }
   throw InputError("not an nvidia-smi topo -m output: no header line naming GPU0 (expected a line such as "
                    "'GPU0 GPU1 ... CPU Affinity' before the matrix)");
+}
+
+// `nvidia-smi topo -p2p` prints a matrix laid out like topo -m (GPU0 header, GPUi rows, X on the diagonal) whose
+// cells say whether peer access works, not how the GPUs are connected. A GPU row of the matrix made of its codes
+// identifies it, so that the error names the command to run rather than an unknown code 'OK'.
+void reject_p2p_matrix(const std::vector<std::string>& lines, std::size_t header) {
+  for (std::size_t li = header + 1; li < lines.size(); ++li) {
+    const std::string trimmed = trim(lines[li]);
+    if (starts_with_ci(trimmed, "Legend")) return;
+    const auto cells = tokens(trimmed);
+    int gpu = 0;
+    if (cells.size() < 3 || !numbered_label(cells[0], "GPU", gpu)) continue;
+    const auto codes = std::vector<std::string>(cells.begin() + 1, cells.end());
+    const bool p2p_row = std::all_of(codes.begin(), codes.end(),
+                                     [](const std::string& c) { return c == "X" || is_p2p_status_code(c); });
+    const auto status = std::find_if(codes.begin(), codes.end(), [](const std::string& c) { return c != "X"; });
+    if (p2p_row && status != codes.end()) {
+      throw InputError(fmt::format("this is `nvidia-smi topo -p2p` output (peer-to-peer capability: row {} says "
+                                   "'{}'), not `nvidia-smi topo -m`; run `nvidia-smi topo -m` for the link matrix",
+                                   cells[0], *status));
+    }
+  }
 }
 
 // An affinity column name at head[k] ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID": the words are separate
@@ -609,6 +637,7 @@ Topology parse_nvidia_smi_topo(std::string_view text) {
   Topology topo;
   topo.format = "nvidia-smi topo -m";
   const std::size_t header = find_header(lines);
+  reject_p2p_matrix(lines, header);
   const Columns columns = read_header(tokens(lines[header]), topo.warnings);
   const MatrixRows rows = read_rows(lines, header, columns, topo.warnings);
   const std::map<std::string, std::string> legend = read_nic_legend(lines, rows.end_line);
