@@ -3,6 +3,7 @@
 // 16 GB/s (PCI-SIG's headline figure, 15.75 after 128b/130b encoding; docs/hardware.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -137,6 +138,65 @@ TEST(TopoAnalysis, InactiveLinksLowerNvlinkBandwidth) {
   EXPECT_NEAR(r.bandwidth_GBps[3][0], 50.0 * 4 / 6, 1e-9);
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][1], 25.0);  // GPU0-GPU1 untouched
   EXPECT_TRUE(contains(r.warnings, "GPU3: only 4 active NVLinks"));
+}
+
+// The NIC table (nic_nearest_gpus) and the advice's NIC count (compute_nics) say "near" by one rule: a NIC some
+// GPU takes over a near path is near to that GPU in the table, and the count is the number of such NICs.
+void expect_nic_table_agrees_with_count(const TopologyReport& r) {
+  std::vector<bool> serving(r.topology.nics.size(), false);
+  for (std::size_t gpu = 0; gpu < r.nearest_nic.size(); ++gpu) {
+    const int nic = r.nearest_nic[gpu];
+    if (nic < 0 || !is_near_nic_path(r.topology.nics[nic].gpu_codes[gpu])) continue;
+    serving[nic] = true;
+    EXPECT_FALSE(r.nic_nearest_gpus[nic].empty()) << "NIC " << nic << " serves GPU" << gpu;
+  }
+  EXPECT_EQ(r.compute_nics, std::count(serving.begin(), serving.end(), true));
+}
+
+TEST(TopoAnalysis, NearNicPathIsBetterThanSys) {
+  for (const char* code : {"PIX", "PXB", "PHB", "NODE"}) EXPECT_TRUE(is_near_nic_path(code)) << code;
+  for (const char* code : {"SYS", "SOC", "?", "junk"}) EXPECT_FALSE(is_near_nic_path(code)) << code;
+}
+
+TEST(TopoAnalysis, Gb200NicTableAndAdviceAgreeThatNoNicIsNear) {
+  const auto r = report("23_gb200-4gpu_nv18_8nic-all-sys_numa-lists_tabs.txt");
+  ASSERT_EQ(r.topology.nics.size(), 8u);
+  // Every GPU-NIC code of the file is SYS: no NIC is near any GPU, in the table or in the advice.
+  for (const auto& gpus : r.nic_nearest_gpus) EXPECT_TRUE(gpus.empty());
+  EXPECT_EQ(r.compute_nics, 0);
+  EXPECT_TRUE(contains(r.advice, "none of the 8 NICs in the input is near a GPU"));
+  EXPECT_FALSE(contains(r.advice, "near the GPUs serve"));
+  EXPECT_TRUE(contains(r.warnings, "GPUs 0-3 reach the nearest NIC only through the CPU socket link (SYS)"));
+  expect_nic_table_agrees_with_count(r);
+  // GPUs 0,1 list NUMA node 0 first, GPUs 2,3 node 1 (CPU affinity 0-71 and 72-143).
+  EXPECT_TRUE(contains(r.advice, "GPUs 0,1 on NUMA node 0, GPUs 2,3 on NUMA node 1"));
+}
+
+TEST(TopoAnalysis, NicTableAndAdviceAgreeOnEveryFile) {
+  for (const char* file : {"01_dgx-a100_nv12_10nic_tabs.txt", "02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt",
+                           "06_h800_nv8_4nic_clipped-copy-paste.txt", "07_hgx-h200_nv18_10nic_tabs_gpu-numa-id.txt",
+                           "11_hgx-h100_nv18_8nic_full-legend_nic-legend.txt",
+                           "17_legacy-2017_4gpu_mlx4_SOC-legend_tabs.txt",
+                           "22_dgx1-v100_nv1-nv2_2nic_HAND-EDITED-irregular-tabs.txt",
+                           "23_gb200-4gpu_nv18_8nic-all-sys_numa-lists_tabs.txt"}) {
+    SCOPED_TRACE(file);
+    expect_nic_table_agrees_with_count(report(file));
+  }
+  // GPU0-GPU7 each take their own PIX NIC of the H200 board (rows GPU0..GPU7: NIC3, NIC5, NIC4, NIC0, NIC7, NIC9,
+  // NIC8, NIC6); NIC1 and NIC2 are PIX to GPU3 too but serve nobody.
+  const auto h200 = report("07_hgx-h200_nv18_10nic_tabs_gpu-numa-id.txt");
+  EXPECT_EQ(h200.compute_nics, 8);
+  EXPECT_EQ(h200.nic_nearest_gpus[1], (std::vector<int>{3}));
+  EXPECT_TRUE(contains(h200.advice, "8 NICs near the GPUs serve 8 GPUs"));
+}
+
+TEST(TopoAnalysis, QuadNv6MeshIsOneDomainOfFour) {
+  const auto r = report("24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt");
+  EXPECT_EQ(r.nvlink_domains, (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(r.all_to_all_groups, (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(r.max_tp_in_domain, 4);
+  EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][3], 6 * 25.0);  // NV6 x 25 GB/s (NVLink 4)
+  EXPECT_TRUE(contains(r.advice, "GPUs 0 on NUMA node 0, GPUs 1 on NUMA node 1, GPUs 2 on NUMA node 2"));
 }
 
 TEST(TopoAnalysis, BadOptionsAreInputErrors) {

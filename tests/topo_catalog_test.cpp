@@ -24,6 +24,13 @@ std::string read_data(const std::string& rel) {
   return ss.str();
 }
 
+bool contains(const std::vector<std::string>& lines, const std::string& needle) {
+  for (const auto& line : lines) {
+    if (line.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string data_path(const std::string& rel) { return std::string(GPUPLAN_TEST_DATA_DIR) + "/" + rel; }
 
 TEST(TopoCatalog, RatesOfACatalogGpu) {
@@ -93,6 +100,55 @@ TEST(TopoCatalog, PatternsResolveToCatalogEntries) {
   EXPECT_EQ(p.rates->gpu, "p100-sxm-16gb");
   EXPECT_DOUBLE_EQ(p.bandwidth_GBps[0][1], 20.0);  // links.nvlink1
   EXPECT_DOUBLE_EQ(p.bandwidth_GBps[0][5], 16.0);  // links.pcie3-x16
+}
+
+// HAND-MADE: a matrix of `gpus` GPUs with the same code between every pair, in nvidia-smi topo -m layout.
+std::string uniform_matrix(int gpus, const std::string& code) {
+  std::string text;
+  for (int j = 0; j < gpus; ++j) text += "\tGPU" + std::to_string(j);
+  text += "\n";
+  for (int i = 0; i < gpus; ++i) {
+    text += "GPU" + std::to_string(i);
+    for (int j = 0; j < gpus; ++j) text += i == j ? "\t X " : "\t" + code;
+    text += "\n";
+  }
+  return text;
+}
+
+TEST(TopoCatalog, QuadNv6MeshIsNvlink4) {
+  // 4 GPUs, NV6 between every pair, no NVSwitch: 6 x 3 peers = 18 NVLinks per GPU, Hopper's count (gpus.h100-sxm-80gb
+  // scaleup_links 18, links.nvlink4), not a generation with 6 links per GPU.
+  const Topology quad = parse_topology(read_data("topo/24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt"));
+  const auto r = analyze_topology(quad);
+  ASSERT_TRUE(r.rates.has_value());
+  EXPECT_EQ(r.rates->gpu, "h100-sxm-80gb");
+  EXPECT_EQ(r.rates->generation, "Hopper (NVLink 4)");
+  EXPECT_EQ(r.rates->nvlink_link, "nvlink4");
+  EXPECT_NE(r.rates_reason.find("NV6 between every pair of 4 GPUs"), std::string::npos) << r.rates_reason;
+  EXPECT_NE(r.rates_reason.find("6 x 3 = 18 NVLinks per GPU"), std::string::npos) << r.rates_reason;
+  EXPECT_DOUBLE_EQ(r.bandwidth_GBps[1][2], 6 * 25.0);  // links.nvlink4: 25 GB/s per link per direction
+  EXPECT_DOUBLE_EQ(r.nic_GBps, 50.0);                  // ib-ndr for Hopper systems
+  EXPECT_FALSE(contains(r.warnings, "GPU generation unknown"));
+  // A GPU named by --gpu still wins over the pattern.
+  TopologyOptions opt;
+  opt.gpu_name = "h100-nvl-94gb";
+  const auto named = analyze_topology(quad, opt);
+  EXPECT_EQ(named.rates->gpu, "h100-nvl-94gb");
+}
+
+TEST(TopoCatalog, DirectMeshCountsLinksPerGpu) {
+  // HAND-MADE matrices. 4 GPUs with NV4 to each peer: 4 x 3 = 12 NVLinks per GPU, the A100's (4-GPU HGX A100).
+  const auto a100 = analyze_topology(parse_nvidia_smi_topo(uniform_matrix(4, "NV4")));
+  ASSERT_TRUE(a100.rates.has_value());
+  EXPECT_EQ(a100.rates->gpu, "a100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(a100.bandwidth_GBps[0][1], 4 * 25.0);
+  // 16 GPUs with NV6 to each of 15 peers cannot be a mesh of 18-link GPUs (6 x 15 = 90): an NVSwitch board such as
+  // a DGX-2, whose V100s have 6 links each. Not taken as Hopper.
+  const auto sixteen = analyze_topology(parse_nvidia_smi_topo(uniform_matrix(16, "NV6")));
+  EXPECT_TRUE(!sixteen.rates.has_value() || sixteen.rates->nvlink_link != "nvlink4");
+  // A pair's NV# counts its links itself (bridges): NV6 x 1 peer is no 18-link mesh.
+  const auto pair = analyze_topology(parse_nvidia_smi_topo(uniform_matrix(2, "NV6")));
+  EXPECT_FALSE(pair.rates.has_value());
 }
 
 TEST(TopoCatalog, NvlinkStatusRateAloneIdentifiesTheLink) {

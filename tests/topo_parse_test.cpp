@@ -176,6 +176,87 @@ TEST(TopoParse, HandEditedIrregularWhitespace) {
   EXPECT_TRUE(t.warnings.empty());
 }
 
+std::vector<int> ids(int first, int last) {
+  std::vector<int> out;
+  for (int i = first; i <= last; ++i) out.push_back(i);
+  return out;
+}
+
+std::vector<int> join(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(TopoParse, Gb200NumaAffinityListsAreRead) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("23_gb200-4gpu_nv18_8nic-all-sys_numa-lists_tabs.txt"));
+  ASSERT_EQ(t.gpus.size(), 4u);
+  ASSERT_EQ(t.nics.size(), 8u);     // NIC0..NIC7 in the header; rows only up to NIC4
+  EXPECT_EQ(t.links[0][3], "NV18");
+  EXPECT_EQ(t.nics[7].gpu_codes[3], "SYS");  // row GPU3, column NIC7
+  // "0,3-9,11-17" and "1,19-25,27-33": the CPU's node, then the GPU memory nodes.
+  EXPECT_EQ(t.gpus[0].numa_affinity, join(join({0}, ids(3, 9)), ids(11, 17)));
+  EXPECT_EQ(t.gpus[1].numa_affinity, t.gpus[0].numa_affinity);
+  EXPECT_EQ(t.gpus[2].numa_affinity, join(join({1}, ids(19, 25)), ids(27, 33)));
+  EXPECT_EQ(t.gpus[0].numa_node, 0);
+  EXPECT_EQ(t.gpus[3].numa_node, 1);
+  EXPECT_EQ(t.gpus[2].cpu_affinity, "72-143");
+  EXPECT_EQ(t.gpus[1].gpu_numa_id, 10);
+  EXPECT_EQ(t.gpus[3].gpu_numa_id, 26);
+  EXPECT_FALSE(any_warning_contains(t.warnings, "NUMA affinity")) << t.warnings.size();
+}
+
+TEST(TopoParse, QuadGraceHopperNumaAffinityLists) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt"));
+  ASSERT_EQ(t.gpus.size(), 4u);
+  EXPECT_TRUE(t.nics.empty());
+  EXPECT_EQ(t.links[2][1], "NV6");
+  EXPECT_EQ(t.gpus[1].numa_affinity, join({1}, ids(13, 19)));  // "1,13-19"
+  EXPECT_EQ(t.gpus[3].numa_affinity, join({3}, ids(29, 35)));  // "3,29-35"
+  EXPECT_EQ(t.gpus[2].numa_node, 2);
+  EXPECT_EQ(t.gpus[3].cpu_affinity, "216-287");
+  EXPECT_EQ(t.gpus[0].gpu_numa_id, 4);
+  EXPECT_TRUE(t.warnings.empty());
+}
+
+TEST(TopoParse, SingleNodeNumaAffinityIsAListOfOne) {
+  const Topology t = parse_nvidia_smi_topo(read_topo("05_hgx-h100_nv18_no-nic_ht-affinity.txt"));
+  EXPECT_EQ(t.gpus[4].numa_affinity, (std::vector<int>{1}));
+  const Topology na = parse_nvidia_smi_topo(read_topo("03_2gpu_nvlink-bridge_nv2_numa-na.txt"));
+  EXPECT_TRUE(na.gpus[1].numa_affinity.empty());  // N/A
+}
+
+TEST(TopoParse, MalformedNumaAffinityIsIgnoredWithAWarning) {
+  const std::string head = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n";
+  Topology t = parse_nvidia_smi_topo(head + "GPU0\t X \tNV4\t0-7\t0,3-\nGPU1\tNV4\t X \t0-7\t9-3\n");
+  EXPECT_FALSE(t.gpus[0].numa_node.has_value());
+  EXPECT_TRUE(t.gpus[0].numa_affinity.empty());
+  EXPECT_TRUE(any_warning_contains(t.warnings, "GPU0: NUMA affinity '0,3-' is not a list of NUMA nodes"));
+  EXPECT_TRUE(any_warning_contains(t.warnings, "GPU1: NUMA affinity '9-3' is not a list of NUMA nodes"));
+  // A range past Linux's 1024 nodes is not expanded.
+  t = parse_nvidia_smi_topo(head + "GPU0\t X \tNV4\t0-7\t0-999999\nGPU1\tNV4\t X \t0-7\t1\n");
+  EXPECT_TRUE(t.gpus[0].numa_affinity.empty());
+  EXPECT_EQ(t.gpus[1].numa_node, 1);
+}
+
+TEST(TopoParse, P2pCapabilityOutputIsNamed) {
+  // `nvidia-smi topo -p2p rw` (GNS: GPU not supported) and `-p2p p` (all OK): same layout, other codes.
+  for (const char* file : {"25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt", "26_5gpu_p2p-p_all-ok_NOT-topo-m.txt"}) {
+    const std::string msg = error_of(read_topo(file));
+    EXPECT_NE(msg.find("this is `nvidia-smi topo -p2p` output (peer-to-peer capability"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not `nvidia-smi topo -m`"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("unknown connection code"), std::string::npos) << msg;
+    try {
+      parse_topology(read_topo(file));  // format detection gives the same answer
+      ADD_FAILURE() << file;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("`nvidia-smi topo -p2p`"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(error_of(read_topo("25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt")).find("row GPU0 says 'GNS'"),
+            std::string::npos);
+  EXPECT_NE(error_of(read_topo("26_5gpu_p2p-p_all-ok_NOT-topo-m.txt")).find("row GPU0 says 'OK'"), std::string::npos);
+}
+
 TEST(TopoParse, GarbageNamesWhatIsMissing) {
   EXPECT_NE(error_of("hello world\nthis is not it\n").find("not an nvidia-smi topo -m output: no header line naming GPU0"),
             std::string::npos);

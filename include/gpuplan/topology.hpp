@@ -31,6 +31,11 @@ PathCode classify_code(std::string_view code);
 // Rank of a path class for "nearest" decisions: lower is closer (self 0 ... unknown last).
 int path_rank(PathType type);
 
+// Whether a GPU-NIC path keeps GPUDirect RDMA off the CPU socket interconnect: any path better than SYS (PIX, PXB,
+// PHB, NODE). SYS, SOC and unknown paths are far. The one rule behind "near" in the NIC table, the GPU-NIC
+// pairing warnings and the NIC count of the network advice.
+bool is_near_nic_path(std::string_view code);
+
 // "PCIe through the CPU (SYS)" and the like, for messages.
 std::string describe_path(std::string_view code);
 
@@ -41,7 +46,11 @@ struct TopoGpu {
   int index = 0;
   std::string name;                   // "NVIDIA H800" when the input names it, else ""
   std::string pci_bus_id;             // amd-smi / NVML only, else ""
-  std::optional<int> numa_node;       // "NUMA Affinity" (nvidia-smi) or "Numa Node" (rocm-smi); nullopt if N/A
+  // The node of the GPU's CPUs: the first node of "NUMA Affinity" (nvidia-smi) or "Numa Node" (rocm-smi); nullopt
+  // if N/A. Grace systems list the CPU's node first, then the GPU memory nodes ("0,3-9,11-17"): binding threads
+  // wants the first.
+  std::optional<int> numa_node;
+  std::vector<int> numa_affinity;     // every node listed, ascending ({0, 3, 4, ..., 17}); empty if absent or N/A
   std::string cpu_affinity;           // as printed ("0-47,96-143"); "" when absent, blank, N/A or malformed
   std::optional<int> gpu_numa_id;     // "GPU NUMA ID" (Grace systems); nullopt if absent or N/A
 };
@@ -155,8 +164,9 @@ struct TopologyReport {
   std::vector<std::vector<int>> all_to_all_groups;  // largest groups with a direct fast link between every pair,
                                                     // one per domain
   std::vector<int> nearest_nic;               // per GPU: index into topology.nics, -1 when none
-  std::vector<std::vector<int>> nic_nearest_gpus;   // per NIC: the GPUs closest to it (empty for a SYS-only NIC)
-  int compute_nics = 0;                       // NICs nearest to at least one GPU
+  std::vector<std::vector<int>> nic_nearest_gpus;   // per NIC: the GPUs closest to it, when that path is near
+                                                    // (is_near_nic_path); empty for a NIC far from every GPU
+  int compute_nics = 0;                       // NICs that are the nearest NIC of at least one GPU over a near path
   double fastest_gpu_GBps = 0;                // best GPU-GPU pair bandwidth
   double nic_GBps = 0;                        // per NIC, one direction (option, else a catalog link)
   std::string nic_reason;
@@ -187,7 +197,10 @@ TopologyReport analyze_topology(const Topology& topology, const TopologyOptions&
 // Sorted by smallest GPU index.
 std::vector<std::vector<int>> nvlink_domains(const Topology& topology);
 
-// "0-3", "0,2,5-7".
+// "0-3", "0,2,5-7": ids sorted, duplicates dropped, runs of three or more as ranges.
+std::string format_id_list(const std::vector<int>& ids);
+
+// format_id_list of GPU indices.
 std::string format_gpu_set(const std::vector<int>& gpus);
 
 }  // namespace gpuplan

@@ -136,7 +136,8 @@ GPUPLAN_MEMBERS(CalibrateResult, member("calibration", &T::calibration), member(
 
 // gpuplan topo
 GPUPLAN_MEMBERS(TopoGpuReport, member("index", &T::index), member("name", &T::name),
-                member("numa_node", &T::numa_node), member("cpu_affinity", &T::cpu_affinity),
+                member("numa_node", &T::numa_node), member("numa_affinity", &T::numa_affinity),
+                member("cpu_affinity", &T::cpu_affinity),
                 member("gpu_numa_id", &T::gpu_numa_id), member("pci_bus_id", &T::pci_bus_id),
                 member("nearest_nic", &T::nearest_nic));
 GPUPLAN_MEMBERS(TopoNicReport, member("label", &T::label), member("name", &T::name),

@@ -21,6 +21,7 @@ TopoGpuReport gpu_report(const TopologyReport& r, const TopoGpu& g) {
   out.index = g.index;
   out.name = nonempty(g.name);
   if (g.numa_node) out.numa_node = *g.numa_node;
+  out.numa_affinity.assign(g.numa_affinity.begin(), g.numa_affinity.end());
   out.cpu_affinity = nonempty(g.cpu_affinity);
   if (g.gpu_numa_id) out.gpu_numa_id = *g.gpu_numa_id;
   if (!g.pci_bus_id.empty()) out.pci_bus_id = g.pci_bus_id;

@@ -1,6 +1,8 @@
 // What `gpuplan topo` prints: the link matrix with rates, NVLink domains, GPU-NIC pairing, advice and warnings.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "gpuplan/api.hpp"
 #include "gpuplan/topology.hpp"
 
@@ -41,17 +43,32 @@ std::string nearest_nic(const TopoResult& r, const TopoGpuReport& g) {
   return *g.nearest_nic;
 }
 
+// The NUMA nodes a GPU lists, compactly ("0,3-9,11-17" on Grace); "-" when not given.
+std::string numa_text(const TopoGpuReport& g) {
+  if (!g.numa_affinity.empty()) return set_text(g.numa_affinity);
+  return g.numa_node ? std::to_string(*g.numa_node) : std::string("-");
+}
+
+// A NIC far from every GPU beside NICs near some: likely storage or management. Where every NIC is far (Grace
+// trays print SYS for all), no such guess.
+std::string far_nic_text(const TopoResult& r) {
+  const bool some_nic_near =
+      std::any_of(r.nics.begin(), r.nics.end(), [](const TopoNicReport& nic) { return !nic.nearest_gpus.empty(); });
+  return some_nic_near ? "- (far from every GPU: storage/management?)" : "- (far from every GPU, as is every NIC)";
+}
+
 std::string pairing(const TopoResult& r) {
-  std::string out = "\nGPU   NUMA  CPU affinity        nearest NIC\n";
+  std::size_t numa_width = 6;  // "NUMA" and a one-digit node, as before lists were read
+  for (const auto& g : r.gpus) numa_width = std::max(numa_width, numa_text(g).size() + 2);
+  std::string out = fmt::format("\nGPU   {:<{}}CPU affinity        nearest NIC\n", "NUMA", numa_width);
   for (const auto& g : r.gpus)
-    out += fmt::format("GPU{:<3}{:<6}{:<20}{}\n", g.index, g.numa_node ? std::to_string(*g.numa_node) : std::string("-"),
-                       g.cpu_affinity.value_or("-"), nearest_nic(r, g));
+    out += fmt::format("GPU{:<3}{:<{}}{:<20}{}\n", g.index, numa_text(g), numa_width, g.cpu_affinity.value_or("-"),
+                       nearest_nic(r, g));
   if (!r.nics.empty()) {
     out += "\nNIC          nearest GPUs\n";
     for (const auto& nic : r.nics)
       out += fmt::format("{:<13}{}\n", nic.name,
-                         nic.nearest_gpus.empty() ? std::string("- (far from every GPU: storage/management?)")
-                                                  : set_text(nic.nearest_gpus));
+                         nic.nearest_gpus.empty() ? far_nic_text(r) : set_text(nic.nearest_gpus));
   }
   return out;
 }

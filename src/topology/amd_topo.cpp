@@ -112,7 +112,11 @@ Topology parse_rocm_smi_topo(std::string_view text) {
     }
   }
   topo.links = link_codes(m, what, "0");
-  for (std::size_t i = 0; i < m.labels.size(); ++i) topo.gpus.push_back(TopoGpu{static_cast<int>(i), "", "", {}, "", {}});
+  for (std::size_t i = 0; i < m.labels.size(); ++i) {
+    TopoGpu gpu;
+    gpu.index = static_cast<int>(i);
+    topo.gpus.push_back(std::move(gpu));
+  }
   // "GPU[3]          : (Topology) Numa Node: 0"
   for (const auto& raw : lines) {
     const std::string line = trim(raw);
@@ -124,7 +128,10 @@ Topology parse_rocm_smi_topo(std::string_view text) {
     if (close == std::string::npos || key == std::string::npos || !parse_int(line.substr(4, close - 4), g)) continue;
     if (g < 0 || static_cast<std::size_t>(g) >= topo.gpus.size()) continue;
     const std::string v = trim(std::string_view(line).substr(key + 10));
-    if (parse_int(v, node)) topo.gpus[g].numa_node = node;
+    if (parse_int(v, node)) {
+      topo.gpus[g].numa_node = node;
+      topo.gpus[g].numa_affinity = {node};
+    }
   }
   if (find_line(lines, "Numa Node:") == lines.size()) topo.warnings.push_back("no Numa Nodes section: NUMA unknown");
   return topo;
@@ -140,7 +147,10 @@ Topology parse_amd_smi_topology(std::string_view text) {
   topo.format = "amd-smi topology";
   topo.links = link_codes(m, what, "SELF");
   for (std::size_t i = 0; i < m.labels.size(); ++i) {
-    topo.gpus.push_back(TopoGpu{static_cast<int>(i), "", m.labels[i], {}, "", {}});
+    TopoGpu gpu;
+    gpu.index = static_cast<int>(i);
+    gpu.pci_bus_id = m.labels[i];
+    topo.gpus.push_back(std::move(gpu));
   }
   const std::size_t bw = find_line(lines, "NUMA BW TABLE:");
   if (bw != lines.size()) {

@@ -205,8 +205,44 @@ bool rates_from_gpu_names(const HardwareCatalog& catalog, TopologyReport& rep) {
 // What the NV# pattern says when nothing names the GPU: the catalog entry taken for it.
 struct PatternGuess {
   std::string_view gpu;
-  std::string_view why;
+  std::string why;
 };
+
+// NVLinks per GPU on a board without NVSwitch where every pair of GPUs has the same NV#: each GPU splits its links
+// evenly over its peers (4-GPU HGX H100: NV6 x 3 peers = 18), so NV# x peers counts them. 0 for any other matrix,
+// and for a pair, whose NV# alone counts its links (bridges).
+int direct_mesh_links_per_gpu(const TopologyReport& rep) {
+  const int gpus = gpu_count(rep);
+  const int nv = rep.max_nvlinks_per_pair;
+  if (gpus < 3 || nv == 0 || rep.min_nvlinks_per_pair != nv) return 0;
+  for (int i = 0; i < gpus; ++i) {
+    for (int j = 0; j < gpus; ++j) {
+      if (i != j && classify_code(rep.topology.links[i][j]).type != PathType::nvlink) return 0;
+    }
+  }
+  return nv * (gpus - 1);
+}
+
+// A direct mesh by its NVLinks per GPU: the generation whose GPUs have that many. NV6 x 3 peers is a Hopper board,
+// not an older generation with few links per pair.
+std::optional<PatternGuess> guess_from_direct_mesh(const TopologyReport& rep) {
+  const int links = direct_mesh_links_per_gpu(rep);
+  std::string_view gpu;
+  std::string_view generation;
+  if (links == 18) {
+    gpu = "h100-sxm-80gb";
+    generation = "Hopper, NVLink 4; a 4-GPU Blackwell board would look the same: pass --gpu";
+  } else if (links == 12) {
+    gpu = "a100-sxm-80gb";
+    generation = "A100, NVLink 3: 4-GPU HGX A100";
+  } else {
+    return std::nullopt;
+  }
+  const int peers = gpu_count(rep) - 1;
+  return PatternGuess{gpu, fmt::format("NV{} between every pair of {} GPUs without NVSwitch: {} x {} = {} NVLinks "
+                                       "per GPU ({})", rep.max_nvlinks_per_pair, peers + 1,
+                                       rep.max_nvlinks_per_pair, peers, links, generation)};
+}
 
 std::optional<PatternGuess> guess_from_pattern(const TopologyReport& rep) {
   const int most = rep.max_nvlinks_per_pair;
@@ -218,6 +254,7 @@ std::optional<PatternGuess> guess_from_pattern(const TopologyReport& rep) {
   }
   if (most == 12) return PatternGuess{"a100-sxm-80gb", "NV12 (A100: 12 NVLinks per GPU)"};
   if (most == 8 && fewest == 8) return PatternGuess{"h800-sxm-80gb", "NV8 (H800: 8 NVLinks per GPU)"};
+  if (std::optional<PatternGuess> mesh = guess_from_direct_mesh(rep)) return mesh;
   if (most == 2 && fewest == 1 && gpus == 8) {
     return PatternGuess{"v100-sxm-32gb", "the NV1/NV2 hybrid cube mesh (DGX-1 with V100)"};
   }
@@ -423,30 +460,33 @@ double fastest_pair(const TopologyReport& rep) {
 
 int rank_of(const std::string& code) { return path_rank(classify_code(code).type); }
 
-// Per NIC, the GPUs at its best distance; none for a NIC that reaches every GPU only through the CPU (storage,
-// management).
+// Per NIC, the GPUs at its best distance when that path is near (is_near_nic_path); none for a NIC that reaches
+// every GPU only across the CPU (storage, management, or every NIC of a Grace tray).
 std::vector<std::vector<int>> nearest_gpus_per_nic(const TopologyReport& rep) {
   const int gpus = gpu_count(rep);
   std::vector<std::vector<int>> nearest(rep.topology.nics.size());
   for (std::size_t nic = 0; nic < rep.topology.nics.size(); ++nic) {
     const auto& codes = rep.topology.nics[nic].gpu_codes;
-    int best = path_rank(PathType::sys);
-    for (int gpu = 0; gpu < gpus; ++gpu) best = std::min(best, rank_of(codes[gpu]));
-    if (best >= path_rank(PathType::sys)) continue;
+    int best = path_rank(PathType::unknown);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      if (rank_of(codes[gpu]) == best) nearest[nic].push_back(gpu);
+      if (is_near_nic_path(codes[gpu])) best = std::min(best, rank_of(codes[gpu]));
+    }
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      if (is_near_nic_path(codes[gpu]) && rank_of(codes[gpu]) == best) nearest[nic].push_back(gpu);
     }
   }
   return nearest;
 }
 
 // Each GPU's closest NIC, spreading ties over the NICs taken least so far (GPUs sharing a switch with two NICs use
-// both). Returns the GPUs whose closest NIC is across the CPU socket link.
+// both). Counts as compute NICs those that some GPU takes over a near path, the same rule as the NIC table's.
+// Returns the GPUs whose closest NIC is far (across the CPU socket link).
 std::vector<int> assign_nearest_nics(TopologyReport& rep) {
   const auto& nics = rep.topology.nics;
   const int gpus = gpu_count(rep);
   rep.nearest_nic.assign(gpus, -1);
   std::vector<int> taken(nics.size(), 0);
+  std::vector<bool> near_to_a_gpu(nics.size(), false);
   std::vector<int> via_sys;
   for (int gpu = 0; gpu < gpus; ++gpu) {
     int best = path_rank(PathType::unknown);
@@ -459,9 +499,10 @@ std::vector<int> assign_nearest_nics(TopologyReport& rep) {
     }
     rep.nearest_nic[gpu] = pick;
     ++taken[pick];
-    if (best >= path_rank(PathType::sys)) via_sys.push_back(gpu);
+    if (is_near_nic_path(nics[pick].gpu_codes[gpu])) near_to_a_gpu[pick] = true;
+    else via_sys.push_back(gpu);
   }
-  rep.compute_nics = static_cast<int>(std::count_if(taken.begin(), taken.end(), [](int t) { return t > 0; }));
+  rep.compute_nics = static_cast<int>(std::count(near_to_a_gpu.begin(), near_to_a_gpu.end(), true));
   return via_sys;
 }
 
@@ -500,8 +541,10 @@ void choose_nic_speed(const TopologyOptions& options, const HardwareCatalog& cat
 
 }  // namespace
 
-std::string format_gpu_set(const std::vector<int>& gpus) {
-  std::vector<int> s = gpus;
+std::string format_gpu_set(const std::vector<int>& gpus) { return format_id_list(gpus); }
+
+std::string format_id_list(const std::vector<int>& ids) {
+  std::vector<int> s = ids;
   std::sort(s.begin(), s.end());
   s.erase(std::unique(s.begin(), s.end()), s.end());
   std::string out;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "gpuplan/error.hpp"
@@ -17,6 +18,8 @@ namespace {
 
 constexpr int kMaxDevices = 1024;  // columns; far above any node (NVL72 has 72 GPUs), keeps n x n bounded
 constexpr const char* kAcceptedCodes = "X, NV<n>, PIX, PXB, PHB, NODE, SYS, SOC";
+// Largest NUMA node id read: Linux allows 1024 nodes at most (NODES_SHIFT 10); a list naming more is malformed.
+constexpr int kMaxNumaNode = 1023;
 
 bool numbered_label(std::string_view t, std::string_view prefix, int& index) {
   return t.size() > prefix.size() && t.substr(0, prefix.size()) == prefix &&
@@ -38,6 +41,12 @@ bool is_nvidia_code(std::string_view t) {
   }
 }
 
+// Codes of `nvidia-smi topo -p2p r|w|n|a|p`, from its legend: OK, chipset / GPU / topology not supported, not
+// supported, disabled by regkey, unknown.
+bool is_p2p_status_code(std::string_view t) {
+  return t == "OK" || t == "CNS" || t == "GNS" || t == "TNS" || t == "NS" || t == "DR" || t == "U";
+}
+
 // Values of the affinity columns: "0-47,96-143", "3", "N/A".
 bool is_affinity_like(std::string_view t) {
   if (equals_ci(t, "N/A")) return true;
@@ -45,28 +54,56 @@ bool is_affinity_like(std::string_view t) {
   return std::all_of(t.begin(), t.end(), [](char c) { return (c >= '0' && c <= '9') || c == ',' || c == '-'; });
 }
 
-// "0-47,96-143", "0,2,4", "5": ranges and single cores separated by commas.
-bool is_cpu_list(std::string_view t) {
-  if (t.empty()) return false;
+// One comma-separated part of an affinity list: a single id (first == last) or an ascending range.
+struct IdRange {
+  int first = 0;
+  int last = 0;
+};
+
+// The digits at t[i...] as an int, moving i past them; false when there are none or they overflow.
+bool read_id(std::string_view t, std::size_t& i, int& id) {
+  std::size_t j = i;
+  while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
+  if (j == i || !parse_int(t.substr(i, j - i), id)) return false;
+  i = j;
+  return true;
+}
+
+// "0-47,96-143", "0,3-9,11-17", "5": ids and ascending ranges separated by commas, as nvidia-smi prints the CPU and
+// the NUMA affinity. nullopt for anything else ("-31,64-95" from a clipped copy, "9-3", "").
+std::optional<std::vector<IdRange>> id_ranges(std::string_view t) {
+  std::vector<IdRange> ranges;
   std::size_t i = 0;
   while (true) {
-    int a = 0;
-    std::size_t j = i;
-    while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
-    if (j == i || !parse_int(t.substr(i, j - i), a)) return false;
-    i = j;
+    IdRange range;
+    if (!read_id(t, i, range.first)) return std::nullopt;
+    range.last = range.first;
     if (i < t.size() && t[i] == '-') {
       ++i;
-      j = i;
-      while (j < t.size() && t[j] >= '0' && t[j] <= '9') ++j;
-      int b = 0;
-      if (j == i || !parse_int(t.substr(i, j - i), b) || b < a) return false;
-      i = j;
+      if (!read_id(t, i, range.last) || range.last < range.first) return std::nullopt;
     }
-    if (i == t.size()) return true;
-    if (t[i] != ',') return false;
+    ranges.push_back(range);
+    if (i == t.size()) return ranges;
+    if (t[i] != ',') return std::nullopt;
     ++i;
   }
+}
+
+bool is_cpu_list(std::string_view t) { return id_ranges(t).has_value(); }
+
+// NUMA node ids of a "NUMA Affinity" value, ascending and distinct; nullopt when it is not an id list or names a
+// node past kMaxNumaNode (the expanded list must stay small whatever the input).
+std::optional<std::vector<int>> numa_node_list(std::string_view t) {
+  const std::optional<std::vector<IdRange>> ranges = id_ranges(t);
+  if (!ranges) return std::nullopt;
+  std::vector<int> nodes;
+  for (const IdRange& range : *ranges) {
+    if (range.last > kMaxNumaNode) return std::nullopt;
+    for (int node = range.first; node <= range.last; ++node) nodes.push_back(node);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
 }
 
 bool is_comment_or_prompt(const std::string& trimmed) {
@@ -121,6 +158,12 @@ int path_rank(PathType type) {
     case PathType::unknown: return 8;
   }
   return 8;
+}
+
+bool is_near_nic_path(std::string_view code) {
+  // The legend's own dividing line: up to NODE the traffic stays within one NUMA node; SYS also crosses the SMP
+  // interconnect between NUMA nodes, which GPUDirect RDMA traffic should not have to.
+  return path_rank(classify_code(code).type) < path_rank(PathType::sys);
 }
 
 std::string describe_path(std::string_view code) {
@@ -179,6 +222,28 @@ std::size_t find_header(const std::vector<std::string>& lines) {
   }
   throw InputError("not an nvidia-smi topo -m output: no header line naming GPU0 (expected a line such as "
                    "'GPU0 GPU1 ... CPU Affinity' before the matrix)");
+}
+
+// `nvidia-smi topo -p2p` prints a matrix laid out like topo -m (GPU0 header, GPUi rows, X on the diagonal) whose
+// cells say whether peer access works, not how the GPUs are connected. A GPU row of the matrix made of its codes
+// identifies it, so that the error names the command to run rather than an unknown code 'OK'.
+void reject_p2p_matrix(const std::vector<std::string>& lines, std::size_t header) {
+  for (std::size_t li = header + 1; li < lines.size(); ++li) {
+    const std::string trimmed = trim(lines[li]);
+    if (starts_with_ci(trimmed, "Legend")) return;
+    const auto cells = tokens(trimmed);
+    int gpu = 0;
+    if (cells.size() < 3 || !numbered_label(cells[0], "GPU", gpu)) continue;
+    const auto codes = std::vector<std::string>(cells.begin() + 1, cells.end());
+    const bool p2p_row = std::all_of(codes.begin(), codes.end(),
+                                     [](const std::string& c) { return c == "X" || is_p2p_status_code(c); });
+    const auto status = std::find_if(codes.begin(), codes.end(), [](const std::string& c) { return c != "X"; });
+    if (p2p_row && status != codes.end()) {
+      throw InputError(fmt::format("this is `nvidia-smi topo -p2p` output (peer-to-peer capability: row {} says "
+                                   "'{}'), not `nvidia-smi topo -m`; run `nvidia-smi topo -m` for the link matrix",
+                                   cells[0], *status));
+    }
+  }
 }
 
 // An affinity column name at head[k] ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID": the words are separate
@@ -412,6 +477,20 @@ void fill_gpu_links(const Columns& columns, const MatrixRows& rows, Topology& to
   }
 }
 
+// "0", or on Grace systems "0,3-9,11-17": the node of the GPU's CPUs first, then the nodes of the GPU's memory.
+// Keeps the whole list, and its first node as the one to bind the GPU's CPU threads to.
+void read_numa_affinity(const std::string& value, TopoGpu& gpu, std::vector<std::string>& warnings) {
+  if (equals_ci(value, "N/A")) return;
+  std::optional<std::vector<int>> nodes = numa_node_list(value);
+  if (!nodes) {
+    warnings.push_back(fmt::format("GPU{}: NUMA affinity '{}' is not a list of NUMA nodes (up to {}): ignored",
+                                   gpu.index, excerpt(value), kMaxNumaNode));
+    return;
+  }
+  gpu.numa_node = nodes->front();
+  gpu.numa_affinity = std::move(*nodes);
+}
+
 // A GPU row's values under the affinity columns. CPU lists that are not lists of cores are collected per value
 // (malformed_cpu) so that one warning names every GPU with the same bad value.
 void read_affinity_values(const Row& row, const std::vector<AffinityColumn>& affinity, TopoGpu& gpu,
@@ -424,15 +503,14 @@ void read_affinity_values(const Row& row, const std::vector<AffinityColumn>& aff
         if (is_cpu_list(value)) gpu.cpu_affinity = value;
         else malformed_cpu[value].push_back(gpu.index);
         break;
-      case AffinityColumn::numa:
+      case AffinityColumn::numa: read_numa_affinity(value, gpu, warnings); break;
       case AffinityColumn::gpu_numa_id: {
         int number = 0;
         if (parse_int(value, number)) {
-          (affinity[v] == AffinityColumn::numa ? gpu.numa_node : gpu.gpu_numa_id) = number;
+          gpu.gpu_numa_id = number;
         } else if (!equals_ci(value, "N/A")) {
-          warnings.push_back(fmt::format("GPU{}: {} '{}' is not a number: ignored", gpu.index,
-                                         affinity[v] == AffinityColumn::numa ? "NUMA affinity" : "GPU NUMA ID",
-                                         excerpt(value)));
+          warnings.push_back(
+              fmt::format("GPU{}: GPU NUMA ID '{}' is not a number: ignored", gpu.index, excerpt(value)));
         }
         break;
       }
@@ -559,6 +637,7 @@ Topology parse_nvidia_smi_topo(std::string_view text) {
   Topology topo;
   topo.format = "nvidia-smi topo -m";
   const std::size_t header = find_header(lines);
+  reject_p2p_matrix(lines, header);
   const Columns columns = read_header(tokens(lines[header]), topo.warnings);
   const MatrixRows rows = read_rows(lines, header, columns, topo.warnings);
   const std::map<std::string, std::string> legend = read_nic_legend(lines, rows.end_line);

@@ -348,11 +348,16 @@ void advise_network(const TopologyReport& rep, TopologyAdvice& out) {
   if (gpus <= 0) return;
   std::string share;
   double per_gpu = rep.nic_GBps;
+  const std::size_t nics = rep.topology.nics.size();
   if (rep.compute_nics > 0) {
     per_gpu = rep.nic_GBps * rep.compute_nics / gpus;
     share = fmt::format("{} NIC{} near the GPUs serve{} {} GPU{} ({} GB/s per GPU)", rep.compute_nics,
                         rep.compute_nics == 1 ? "" : "s", rep.compute_nics == 1 ? "s" : "", gpus, gpus == 1 ? "" : "s",
                         format_GBps(per_gpu));
+  } else if (nics > 0) {
+    // Near is is_near_nic_path, as in the NIC table: none here, so no NIC count can be read off the matrix.
+    share = fmt::format("none of the {} NIC{} in the input is near a GPU (no GPU-NIC path better than SYS): one NIC "
+                        "per GPU assumed", nics, nics == 1 ? "" : "s");
   } else {
     share = "no NICs in the input: one NIC per GPU assumed";
   }

@@ -256,6 +256,7 @@ struct TopoGpuReport {
   std::int64_t index = 0;
   Nullable<std::string> name;
   Nullable<std::int64_t> numa_node;
+  std::vector<std::int64_t> numa_affinity;   // every NUMA node listed, ascending; empty when not given
   Nullable<std::string> cpu_affinity;
   Nullable<std::int64_t> gpu_numa_id;
   std::optional<std::string> pci_bus_id;
