@@ -8,7 +8,7 @@ PY ?= /usr/bin/python3
 # The interpreter `make python-install` installs the gpuplan module for.
 PYTHON ?= python3
 
-.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke golden python-install pip-check \
+.PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke fuzz-long golden python-install pip-check \
         function-size clean
 
 deps:
@@ -40,6 +40,11 @@ validation: build
 
 fuzz-smoke: deps
 	bash scripts/fuzz-smoke.sh
+
+# A longer campaign: MINUTES per target, a random seed, new coverage merged into fuzz/corpus/ (fuzz/README.md).
+MINUTES ?= 10
+fuzz-long: deps
+	FUZZ_SECONDS=$$(( $(MINUTES) * 60 )) FUZZ_SEED=0 FUZZ_MERGE=1 bash scripts/fuzz-smoke.sh
 
 # Every function of the library, the host layer, the program and the Python binding is at most 80 lines.
 function-size: build

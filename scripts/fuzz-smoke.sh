@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Fuzz smoke test: builds the libFuzzer targets (fuzz/*_fuzz.cpp) with clang into build-fuzz and runs each for
-# FUZZ_SECONDS (default 20) over a seed corpus made from the test data. Exits non-zero if a target fails to build
-# or any run finds a crash, a sanitizer report, a leak or a timeout. Artifacts land in build-fuzz/artifacts/.
+# Fuzzing: builds the libFuzzer targets (fuzz/*_fuzz.cpp) with clang into build-fuzz and runs each for
+# FUZZ_SECONDS (default 20) from a seed corpus: the test data a parser reads plus fuzz/corpus/<target>. Exits
+# non-zero if a target fails to build or any run finds a crash, a sanitizer report, a leak or a timeout. Artifacts
+# land in build-fuzz/artifacts/. FUZZ_SEED (default 1) fixes the run; 0 picks a random one. FUZZ_MERGE=1 adds the
+# inputs that reached new code to fuzz/corpus/<target> (libFuzzer's -merge=1 keeps the corpus minimal).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,22 +35,34 @@ seed topo_fuzz "$ROOT"/tests/data/topo/*
 seed nvlink_fuzz "$ROOT"/tests/data/nvlink/* "$ROOT"/tests/data/topo/0[1-2]*
 seed rocm_fuzz "$ROOT"/tests/data/topo/2[01]*
 seed hf_config_fuzz "$ROOT"/tests/data/hf-configs/*/config.json
-seed request_fuzz "$ROOT"/fuzz/corpus/request_fuzz/*
+for t in "${targets[@]}"; do seed "$t" "$ROOT"/fuzz/corpus/"$t"/*; done
 
 mkdir -p "$BUILD/artifacts"
 status=0
+summary="target executions coverage findings"
 for t in "${targets[@]}"; do
   mkdir -p "$BUILD/corpus/$t"
   echo "== $t: ${SECONDS_PER_TARGET}s"
   start=$(date +%s)
+  findings=0
   # A fixed seed makes the smoke run repeatable (CI must not turn red by chance); FUZZ_SEED=0 for a random one.
   if ! "$BUILD/$t" -seed="${FUZZ_SEED:-1}" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "$BUILD/corpus/$t" >"$BUILD/$t.log" 2>&1; then
     echo "fuzz-smoke: $t FAILED after $(( $(date +%s) - start ))s; see $BUILD/$t.log and $BUILD/artifacts/" >&2
     grep -E 'ERROR|SUMMARY|runtime error|terminate|what\(\)' "$BUILD/$t.log" | head -20 >&2 || true
     status=1
-  else
-    grep -E 'stat::number_of_executed_units|cov:' "$BUILD/$t.log" | tail -2
+    findings=1
+  fi
+  executions=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$BUILD/$t.log" | awk '{print $2}' | tail -1)
+  coverage=$(grep -oE 'cov: [0-9]+' "$BUILD/$t.log" | awk '{print $2}' | tail -1)
+  echo "$t: ${executions:-?} executions, coverage ${coverage:-?} edges"
+  summary+=$'\n'"$t ${executions:-?} ${coverage:-?} $findings"
+  if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+    mkdir -p "$ROOT/fuzz/corpus/$t"
+    "$BUILD/$t" -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len=16384 "$ROOT/fuzz/corpus/$t" "$BUILD/corpus/$t" \
+      >"$BUILD/$t.merge.log" 2>&1 || echo "fuzz: merging $t's corpus failed; see $BUILD/$t.merge.log" >&2
   fi
 done
+echo
+column -t <<<"$summary"
 exit $status

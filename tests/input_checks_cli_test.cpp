@@ -96,3 +96,8 @@ TEST(InputChecks, WarnsWhenTheSequenceIsLongerThanTheModelsPositions) {
       << r.out;
   EXPECT_EQ(run_cli("memory --model gpt2 --seq-len 1024").out.find("Warning"), std::string::npos);
 }
+
+TEST(InputChecks, AnEndlessFileIsRefused) {
+  // A device that never ends (or a disk image given by mistake) stops at 64 MiB with a message, not a hang.
+  expect_input_error("topo /dev/zero", "FILE", "more than 64 MiB");
+}

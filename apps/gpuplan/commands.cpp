@@ -49,7 +49,7 @@ constexpr Command kCommands[] = {
      "job, plans, space, evaluated, feasible, search_seconds, why_winner, sensitivity, near_misses"},
 };
 
-void print(const nlohmann::ordered_json& json) { fmt::print("{}\n", json.dump(2)); }
+std::string json_text(const nlohmann::ordered_json& json) { return json.dump(2) + "\n"; }
 
 // A progress bar on a terminal, for searches that take more than a second.
 ProgressCallback progress_bar() {
@@ -66,52 +66,55 @@ ProgressCallback progress_bar() {
 }
 
 // comm --calibrate FILE...: the calibrate question, with the options it shares with comm.
-void calibrate(const nlohmann::json& flags, bool json) {
+std::string calibrate(const nlohmann::json& flags, bool json) {
   const auto options = api::request_options(Question::calibrate);
-  for (const auto& [key, value] : flags.items())
+  for (const auto& item : flags.items()) {
+    const std::string key = item.key();
     if (std::none_of(options.begin(), options.end(), [&](const api::OptionInfo& o) { return o.name == key; }))
       throw InputError("--" + key, "given with --calibrate", "--calibrate FILE... alone, or without --calibrate");
+  }
   const api::CalibrateResult r = api::answer(api::from_json<api::CalibrateRequest>(flags));
-  if (json) print(api::to_json(r));
-  else fmt::print("{}", api::to_text(r));
+  return json ? json_text(api::to_json(r)) : api::to_text(r);
 }
 
-void run(const Command& c, const nlohmann::json& flags, bool json, bool explain) {
+// What the command prints.
+std::string run(const Command& c, const nlohmann::json& flags, bool json, bool explain) {
   switch (c.question) {
     case Question::model: {
       const auto r = api::answer(api::from_json<api::ModelRequest>(flags));
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r));
+      return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::memory: {
       const auto r = api::answer(api::from_json<api::MemoryRequest>(flags));
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r, explain));
+      return json ? json_text(api::to_json(r)) : api::to_text(r, explain);
     }
     case Question::estimate: {
       const auto r = api::answer(api::from_json<api::EstimateRequest>(flags));
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r));
+      return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::plan: {
       const auto r = api::answer(api::from_json<api::PlanRequest>(flags), progress_bar());
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r));
+      return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::comm: {
       if (flags.contains("calibrate")) return calibrate(flags, json);
       const auto r = api::answer(api::from_json<api::CommRequest>(flags));
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r));
+      return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::topo: {
       const auto r = api::answer(api::from_json<api::TopoRequest>(flags));
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r));
+      return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::catalog: {
       const auto r = api::answer(api::from_json<api::CatalogRequest>(flags));
-      return json ? print(api::to_json(r)) : fmt::print("{}", api::to_text(r));
+      return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::calibrate: return calibrate(flags, json);
   }
+  return {};
 }
 
-void add_command(CLI::App& app, const Command& c) {
+void add_command(CLI::App& app, const Command& c, std::string& out) {
   CLI::App* command = app.add_subcommand(c.name, c.description);
   const Flags flags = std::make_shared<nlohmann::json>(nlohmann::json::object());
   add_options(*command, c.question, flags);
@@ -121,10 +124,10 @@ void add_command(CLI::App& app, const Command& c) {
   }
   auto json = std::make_shared<bool>(false);
   command->add_flag("--json", *json, fmt::format("Print JSON (keys: {})", c.json_keys));
-  command->callback([&c, flags, json] {
+  command->callback([&c, flags, json, &out] {
     const bool calibrating = c.question == Question::comm && flags->contains("calibrate");
     try {
-      run(c, *flags, *json, flags->value("explain", false));
+      out += run(c, *flags, *json, flags->value("explain", false));
     } catch (const InputError& e) {
       throw with_flags(e, calibrating ? Question::calibrate : c.question);
     }
@@ -133,8 +136,8 @@ void add_command(CLI::App& app, const Command& c) {
 
 }  // namespace
 
-void add_commands(CLI::App& app) {
-  for (const Command& c : kCommands) add_command(app, c);
+void add_commands(CLI::App& app, std::string& out) {
+  for (const Command& c : kCommands) add_command(app, c, out);
 }
 
 }  // namespace gpuplan::cli

@@ -144,7 +144,8 @@ GPUPLAN_MEMBERS(TopoNicReport, member("label", &T::label), member("name", &T::na
                 member("gpu_codes", &T::gpu_codes), member("nearest_gpus", &T::nearest_gpus));
 GPUPLAN_MEMBERS(TopoResult, member("format", &T::format), member("gpus", &T::gpus), member("nics", &T::nics),
                 member("links", &T::links), member("bandwidth_GBps", &T::bandwidth_GBps),
-                member("nvlink_domains", &T::nvlink_domains), member("all_to_all_groups", &T::all_to_all_groups),
+                member("nvlink_domains", &T::nvlink_domains), member("scaleup_link", &T::scaleup_link),
+                member("all_to_all_groups", &T::all_to_all_groups),
                 member("max_tp_in_domain", &T::max_tp_in_domain), member("gpu", &T::gpu),
                 member("generation", &T::generation), member("generation_reason", &T::generation_reason),
                 member("nvlink_per_link_GBps", &T::nvlink_per_link_GBps), member("rates_source", &T::rates_source),

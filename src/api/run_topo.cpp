@@ -43,6 +43,7 @@ TopoResult topo_result(const TopologyReport& r) {
   out.links = t.links;
   out.bandwidth_GBps = r.bandwidth_GBps;
   out.nvlink_domains = groups(r.nvlink_domains);
+  out.scaleup_link = r.has_xgmi ? "xGMI" : "NVLink";
   out.all_to_all_groups = groups(r.all_to_all_groups);
   out.max_tp_in_domain = r.max_tp_in_domain;
   if (r.rates) {

@@ -82,7 +82,7 @@ std::string to_text(const TopoResult& r) {
   out += fmt::format("Generation: {} ({})\n", r.generation.value_or("unknown"), r.generation_reason);
   if (r.rates_source) out += fmt::format("Rates from {}\n", *r.rates_source);
   out.append("\n").append(link_matrix(r));
-  out += fmt::format("\nNVLink domains: {}\n", domains_text(r.nvlink_domains));
+  out += fmt::format("\n{} domains: {}\n", r.scaleup_link, domains_text(r.nvlink_domains));
   out += fmt::format("All-to-all groups: {}   (largest tensor/expert-parallel size inside one: {})\n",
                      domains_text(r.all_to_all_groups), r.max_tp_in_domain);
   out += pairing(r);

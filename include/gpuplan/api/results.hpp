@@ -273,7 +273,8 @@ struct TopoResult {
   std::vector<TopoNicReport> nics;
   std::vector<std::vector<std::string>> links;
   std::vector<std::vector<double>> bandwidth_GBps;
-  std::vector<std::vector<std::int64_t>> nvlink_domains, all_to_all_groups;
+  std::vector<std::vector<std::int64_t>> nvlink_domains, all_to_all_groups;   // xGMI domains on AMD GPUs
+  std::string scaleup_link = "NVLink";         // what the GPUs' direct links are: "NVLink", or "xGMI" on AMD
   std::int64_t max_tp_in_domain = 1;
   Nullable<std::string> gpu, generation;
   std::string generation_reason;
