@@ -27,7 +27,9 @@ class JobGenerator {
 
   std::int64_t power_of_two(int max_exponent) { return std::int64_t{1} << pick(0, max_exponent); }
   int pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(random_); }
-  const std::string& model() { return kModels[static_cast<std::size_t>(pick(0, static_cast<int>(kModels.size()) - 1))]; }
+  const std::string& model() {
+    return kModels[static_cast<std::size_t>(pick(0, static_cast<int>(kModels.size()) - 1))];
+  }
 
   // A memory job: a model with a layout drawn degree by degree (many draws are invalid: the library says so).
   api::MemoryRequest memory() {
@@ -162,6 +164,7 @@ TEST(Properties, EveryReproduceCommandGivesTheSameNumbers) {
       "--model llama-3.1-8b --system dgx-h100 --nodes 1 --seq-len 4096 --global-batch 64",
       "--model mixtral-8x7b --system dgx-h100 --nodes 2 --seq-len 4096 --global-batch 64",
       "--model llama-3.1-70b --system dgx-a100 --nodes 4 --seq-len 2048 --global-batch 128",
+      "--model llama-3.1-405b --system dgx-h100 --nodes 16 --seq-len 8192 --global-batch 512 --pp 16",  // uneven
   };
   for (const std::string& job : jobs) {
     const auto plan = run_cli("plan " + job + " --top 3 --threads 1 --json");

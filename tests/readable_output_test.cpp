@@ -96,7 +96,8 @@ TEST(ReadableOutput, AmdSystemsSpeakOfXgmiAndRccl) {
   const auto memory = run_cli("memory --model llama-3.1-8b --gpu mi300x");
   expect_lacks(memory.out, "NCCL");
   expect_lacks(memory.out, "CUDA");
-  const auto topo = run_cli("topo " + std::string(GPUPLAN_TEST_DATA_DIR) + "/topo/20_amd-8gpu-xgmi_rocm-smi-showtopo.txt");
+  const auto topo =
+      run_cli("topo " + std::string(GPUPLAN_TEST_DATA_DIR) + "/topo/20_amd-8gpu-xgmi_rocm-smi-showtopo.txt");
   ASSERT_EQ(topo.status, 0) << topo.err;
   expect_contains(topo.out, "xGMI domains: ");
   expect_lacks(topo.out, "NVLink");

@@ -130,9 +130,11 @@ void add_layout(FieldList& f, LayoutOptions& l) {
         "nn.TransformerEncoderLayer), hf (Hugging Face transformers) (default megatron)",
         kLayout, "NAME");
   f.add(&l.first_stage_layers, "first_stage_layers", "layout.first_stage_layers",
-        "Uneven pipeline split: layers on the first stage", kLayout, kAtLeastZero);
+        "Uneven pipeline split: layers on the first stage (Megatron's --decoder-first-pipeline-num-layers)", kLayout,
+        kAtLeastOne);
   f.add(&l.last_stage_layers, "last_stage_layers", "layout.last_stage_layers",
-        "Uneven pipeline split: layers on the last stage", kLayout, kAtLeastZero);
+        "Uneven pipeline split: layers on the last stage (Megatron's --decoder-last-pipeline-num-layers)", kLayout,
+        kAtLeastOne);
 }
 
 void add_gpu(FieldList& f, std::optional<std::string>& gpu, std::string_view help, std::string_view path) {

@@ -92,7 +92,9 @@ GPUPLAN_MEMBERS(PlanLayout, member("gpus", &T::gpus), member("tp", &T::tp), memb
                 member("sequence_parallel", &T::sequence_parallel), member("tp_overlap", &T::tp_overlap),
                 member("zero", &T::zero), member("recompute", &T::recompute),
                 member("recompute_layers", &T::recompute_layers), member("offload", &T::offload),
-                member("offload_target", &T::offload_target), member("pp_schedule", &T::pp_schedule));
+                member("offload_target", &T::offload_target), member("pp_schedule", &T::pp_schedule),
+                member("first_stage_layers", &T::first_stage_layers),
+                member("last_stage_layers", &T::last_stage_layers));
 GPUPLAN_MEMBERS(PlanReport, member("time", &T::time), member("throughput", &T::throughput),
                 member("memory", &T::memory), member("layout", &T::layout), member("usable_bytes", &T::usable_bytes),
                 member("command", &T::command), member("cost_per_million_tokens", &T::cost_per_million_tokens),

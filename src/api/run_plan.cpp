@@ -134,7 +134,8 @@ std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p
 PlanLayout plan_layout(const Plan& p, const Layout& l) {
   return PlanLayout{l.gpus,  l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, p.micro_batch, p.microbatches,
                     l.sequence_parallel, p.tp_overlap, l.zero, to_string(l.recompute), l.recompute_layers,
-                    to_string(l.offload), to_string(l.offload_target), to_string(l.schedule)};
+                    to_string(l.offload), to_string(l.offload_target), to_string(l.schedule),
+                    l.first_stage_layers, l.last_stage_layers};
 }
 
 // A plan as `gpuplan estimate --json` prints it, with its layout, the usable memory under the margin and the

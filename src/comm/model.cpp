@@ -539,7 +539,8 @@ CollectiveCost describe(const Fabric& fabric, const Setup& setup, const Candidat
                               bottleneck(fabric, setup, candidate));
   } else {
     cost.reason =
-        (fastest ? fmt::format("fastest of the algorithm/protocol pairs {} would consider; ", collective_library(fabric))
+        (fastest ? fmt::format("fastest of the algorithm/protocol pairs {} would consider; ",
+                               collective_library(fabric))
                  : std::string()) +
         bottleneck(fabric, setup, candidate);
   }

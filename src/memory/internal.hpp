@@ -49,6 +49,26 @@ struct StageParams {
 };
 std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& layout, const ParamCounts* counts);
 
+// How the decoder layers lie over the pipeline ranks (Megatron-Core): evenly, or with the first and last ranks
+// given their own counts (--decoder-first/last-pipeline-num-layers) and the rest even over the middle ranks. Each
+// rank's layers are cut into vpp chunks; chunk c of every rank comes before chunk c + 1 of any.
+struct PipelineSplit {
+  std::int64_t first = 0, middle = 0, last = 0;   // layers per rank
+  std::int64_t pp = 1, vpp = 1;
+  std::int64_t layers_on(std::int64_t rank) const;
+  std::int64_t most_layers() const;              // the most any rank holds
+  // Layers [begin, end) of model chunk `chunk` on pipeline rank `rank`.
+  std::pair<std::int64_t, std::int64_t> chunk(std::int64_t rank, std::int64_t chunk) const;
+};
+// The split of `layers` under the layout; the layout must have passed resolve_layout.
+PipelineSplit pipeline_split(std::int64_t layers, const Layout& layout);
+// Throws InputError unless the layout's split is one Megatron-Core accepts.
+void check_pipeline_split(std::int64_t layers, const Layout& layout);
+// For a pp x vpp that does not divide the layers: middle ranks of ceil(layers / pp) layers (rounded up to whole
+// chunks), the first and last ranks as light as what remains (the first never the lighter), each a whole number
+// of chunks; {-1, -1} when no such split exists.
+std::pair<std::int64_t, std::int64_t> lighter_ends(std::int64_t layers, std::int64_t pp, std::int64_t vpp);
+
 // Shapes seen by one rank for one microbatch.
 struct ActivationContext {
   const ModelConfig* model = nullptr;

@@ -126,30 +126,13 @@ void check_heads_and_experts(const ModelConfig& m, const Layout& l) {
                      "ep x etp dividing the GPUs of one pipeline stage");
 }
 
-// The layers over the pipeline stages: evenly over pp x vpp chunks, or an uneven first and last stage.
-void check_pipeline_split(const ModelConfig& m, const Layout& l) {
-  const bool uneven = l.first_stage_layers >= 0 || l.last_stage_layers >= 0;
-  if (uneven) {
-    if (l.vpp > 1)
-      throw InputError("layout.first_stage_layers", "with layout.vpp", "uneven splits with layout.vpp 1 only");
-    const std::int64_t first = l.first_stage_layers >= 0 ? l.first_stage_layers : -1;
-    const std::int64_t last = l.last_stage_layers >= 0 ? l.last_stage_layers : -1;
-    std::int64_t rest = m.layers, middle_stages = l.pp;
-    if (first >= 0) { rest -= first; --middle_stages; }
-    if (last >= 0 && l.pp > 1) { rest -= last; --middle_stages; }
-    if (rest < 0 || (middle_stages == 0 && rest != 0) || (middle_stages > 0 && rest % middle_stages != 0))
-      throw InputError("layout.first_stage_layers/layout.last_stage_layers",
-                       fmt::format("{} / {} with {} layers on {} stages", first, last, m.layers, l.pp),
-                       "a split whose remaining layers divide evenly over the other stages");
-  } else if (m.layers % (l.pp * l.vpp) != 0) {
-    throw InputError("layout.pp",
-                     fmt::format("{} x layout.vpp {} (does not divide the {} layers)", l.pp, l.vpp, m.layers),
-                     "pp x vpp dividing " + std::to_string(m.layers) + " (divisors: " + divisors_of(m.layers) +
-                         "), or layout.first_stage_layers/layout.last_stage_layers for an uneven split");
-  }
-  if (l.recompute_layers > m.layers / l.pp + 1 && l.recompute_layers != -1)
+// The layers over the pipeline stages (pipeline_split.cpp), and a recompute count within a stage's layers.
+void check_pipeline(const ModelConfig& m, const Layout& l) {
+  memory::check_pipeline_split(m.layers, l);
+  const std::int64_t most = memory::pipeline_split(m.layers, l).most_layers();
+  if (l.recompute_layers > most && l.recompute_layers != -1)
     throw InputError("layout.recompute_layers", std::to_string(l.recompute_layers),
-                     fmt::format("0 to {} (layers per pipeline stage)", (m.layers + l.pp - 1) / l.pp));
+                     fmt::format("0 to {} (layers per pipeline stage)", most));
 }
 
 }  // namespace
@@ -167,7 +150,7 @@ Layout resolve_layout(const MemoryInputs& in) {
     return l;
   }
   check_heads_and_experts(*in.model, l);
-  check_pipeline_split(*in.model, l);
+  check_pipeline(*in.model, l);
   return l;
 }
 

@@ -14,6 +14,9 @@ std::string gb(std::int64_t bytes) { return gb(static_cast<double>(bytes)); }
 
 std::string layout_line(const PlanLayout& l) {
   std::string s = fmt::format("TP={} PP={}", l.tp, l.pp);
+  if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0)
+    s += fmt::format(" (first stage {}, last {})", format_quantity(l.first_stage_layers, "layer", "layers"),
+                     l.last_stage_layers);
   if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
   if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
   if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);

@@ -109,7 +109,8 @@ Layout Evaluator::shape_layout(const Shape& s) const {
   l.etp = s.etp;
   l.dp = s.dp;
   l.schedule = s.vpp > 1 ? PpSchedule::interleaved : PpSchedule::one_f_one_b;
-  l.first_stage_layers = l.last_stage_layers = -1;
+  l.first_stage_layers = s.first_stage_layers;
+  l.last_stage_layers = s.last_stage_layers;
   return l;
 }
 

@@ -16,7 +16,8 @@ namespace gpuplan::search {
 // One parallel shape: the degrees that fix which parameters and layers each rank holds.
 struct Shape {
   std::int64_t gpus = 1, tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, dp = 1;
-  std::int64_t layers_per_stage = 0;
+  std::int64_t layers_per_stage = 0;                       // the most layers a pipeline rank holds
+  std::int64_t first_stage_layers = -1, last_stage_layers = -1;   // an uneven split (-1: even)
 };
 
 // A choice of everything inside a shape: what changes memory, and TP communication overlap.

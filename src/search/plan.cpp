@@ -50,6 +50,8 @@ std::string layout_flags(const Plan& p) {
   if (l.cp > 1) s += fmt::format(" --cp {}", l.cp);
   if (l.ep > 1) s += fmt::format(" --ep {}", l.ep);
   if (l.ep > 1 || l.etp != l.tp) s += fmt::format(" --etp {}", l.etp);
+  if (l.first_stage_layers >= 0) s += fmt::format(" --first-stage-layers {}", l.first_stage_layers);
+  if (l.last_stage_layers >= 0) s += fmt::format(" --last-stage-layers {}", l.last_stage_layers);
   s += fmt::format(" --dp {} --micro-batch {}", l.dp, p.micro_batch);
   if (l.sequence_parallel) s += " --sequence-parallel";
   if (p.tp_overlap) s += " --tp-overlap";
@@ -121,6 +123,8 @@ std::string describe_group(const PlanInputs& in, const char* name, std::int64_t 
 std::string summary(const Plan& p) {
   const Layout& l = p.layout;
   std::string s = fmt::format("TP={} PP={}", l.tp, l.pp);
+  if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0)
+    s += fmt::format("(first {} last {})", l.first_stage_layers, l.last_stage_layers);
   if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
   if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
   if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);
@@ -382,8 +386,6 @@ Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_
   mi.layout = layout;
   mi.training.micro_batch = micro_batch;
   const Layout l = resolve_layout(mi);
-  if (l.first_stage_layers >= 0 || l.last_stage_layers >= 0)
-    throw InputError("layout.first_stage_layers", "an uneven split", "even splits in the search");
   if (mi.training.global_batch <= 0) throw InputError("training.global_batch", "0", "a global batch in sequences");
   Shape s;
   s.gpus = l.gpus;
@@ -394,7 +396,9 @@ Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_
   s.ep = l.ep;
   s.etp = l.etp;
   s.dp = l.dp;
-  s.layers_per_stage = ev.model().layers / l.pp;
+  s.layers_per_stage = memory::pipeline_split(ev.model().layers, l).most_layers();
+  s.first_stage_layers = l.first_stage_layers;
+  s.last_stage_layers = l.last_stage_layers;
   Variant v;
   static_cast<memory::MemoryVariant&>(v) = memory::variant_of(l, micro_batch);
   v.sequence_parallel = l.sequence_parallel && l.tp > 1;

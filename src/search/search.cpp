@@ -102,24 +102,45 @@ void Space::add_shapes(std::int64_t gpus) {
     for (std::int64_t cp : divisors(gpus / tp)) {
       if (!allowed(f.cp, cp, f.max_cp) || tr.seq_len % cp != 0) continue;
       for (std::int64_t pp : divisors(gpus / (tp * cp))) {
-        if (!allowed(f.pp, pp, f.max_pp) || m.layers % pp != 0) continue;
+        if (!allowed(f.pp, pp, f.max_pp) || pp > m.layers) continue;
         const std::int64_t dp = gpus / (tp * cp * pp);
         if (!allowed(f.dp, dp) || tr.global_batch % dp != 0) continue;
-        for (std::int64_t vpp = 1; vpp * pp <= m.layers; ++vpp) {
-          if (pp == 1 && vpp > 1) break;
-          if (m.layers % (pp * vpp) != 0 || !allowed(f.vpp, vpp, f.max_vpp)) continue;
-          Shape s;
-          s.gpus = gpus;
-          s.tp = tp;
-          s.cp = cp;
-          s.pp = pp;
-          s.vpp = vpp;
-          s.dp = dp;
-          s.layers_per_stage = m.layers / pp;
-          add_expert_shapes(s);
-        }
+        Shape s;
+        s.gpus = gpus;
+        s.tp = tp;
+        s.cp = cp;
+        s.pp = pp;
+        s.dp = dp;
+        add_pipeline_splits(s);
       }
     }
+  }
+}
+
+// The shape with each interleaving of its pipeline: even splits over pp x vpp chunks where the layers divide;
+// where they do not, Megatron-Core's uneven split (lighter first and last ranks, memory::lighter_ends) with each
+// vpp that divides the middle ranks' layers.
+void Space::add_pipeline_splits(Shape s) {
+  const SearchSpace& f = ev_.inputs().space;
+  const std::int64_t layers = ev_.model().layers;
+  const bool even = layers % s.pp == 0;
+  const std::int64_t middle = (layers + s.pp - 1) / s.pp;
+  for (std::int64_t vpp = 1; vpp * s.pp <= layers; ++vpp) {
+    if (s.pp == 1 && vpp > 1) break;
+    if (!allowed(f.vpp, vpp, f.max_vpp)) continue;
+    s.vpp = vpp;
+    if (even) {
+      if (layers % (s.pp * vpp) != 0) continue;
+      s.layers_per_stage = layers / s.pp;
+    } else {
+      if (middle % vpp != 0) continue;
+      const auto [first, last] = memory::lighter_ends(layers, s.pp, vpp);
+      if (first < 0) continue;
+      s.first_stage_layers = first;
+      s.last_stage_layers = last;
+      s.layers_per_stage = middle;
+    }
+    add_expert_shapes(s);
   }
 }
 

@@ -36,6 +36,7 @@ class Space {
  private:
   void choose_variants(const SearchSpace& filters);
   void add_shapes(std::int64_t gpus);
+  void add_pipeline_splits(Shape shape);
   void add_expert_shapes(Shape shape);
 
   const Evaluator& ev_;

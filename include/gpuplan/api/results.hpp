@@ -160,6 +160,7 @@ struct PlanLayout {
   std::string recompute;
   std::int64_t recompute_layers = -1;
   std::string offload, offload_target, pp_schedule;
+  std::int64_t first_stage_layers = -1, last_stage_layers = -1;   // an uneven pipeline split (-1: even)
 };
 // One ranked layout: its estimate as `gpuplan estimate --json` prints it, and the command that reproduces it.
 struct PlanReport {

@@ -1,0 +1,104 @@
+// The decoder layers over the pipeline ranks, as Megatron-Core places them (transformer_config.py's uneven-stage
+// checks and get_transformer_layer_offset): first and last ranks with their own counts, the middle ranks even, and
+// with interleaving every rank's layers cut into vpp equal chunks.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpuplan/error.hpp"
+#include "memory/internal.hpp"
+
+namespace gpuplan::memory {
+
+std::int64_t PipelineSplit::layers_on(std::int64_t rank) const {
+  if (rank == 0) return first;
+  if (rank == pp - 1) return last;
+  return middle;
+}
+
+std::int64_t PipelineSplit::most_layers() const { return pp == 1 ? first : std::max({first, middle, last}); }
+
+std::pair<std::int64_t, std::int64_t> PipelineSplit::chunk(std::int64_t rank, std::int64_t chunk_index) const {
+  std::int64_t per_chunk_round = 0, before = 0;
+  for (std::int64_t r = 0; r < pp; ++r) {
+    per_chunk_round += layers_on(r) / vpp;
+    if (r < rank) before += layers_on(r) / vpp;
+  }
+  const std::int64_t begin = chunk_index * per_chunk_round + before;
+  return {begin, begin + layers_on(rank) / vpp};
+}
+
+PipelineSplit pipeline_split(std::int64_t layers, const Layout& l) {
+  PipelineSplit split;
+  split.pp = l.pp;
+  split.vpp = l.vpp;
+  if (l.pp == 1) {
+    split.first = split.middle = split.last = layers;
+    return split;
+  }
+  const bool uneven = l.first_stage_layers >= 0 || l.last_stage_layers >= 0;
+  if (!uneven) {
+    split.first = split.middle = split.last = layers / l.pp;
+    return split;
+  }
+  std::int64_t rest = layers, middle_ranks = l.pp;
+  if (l.first_stage_layers >= 0) {
+    rest -= l.first_stage_layers;
+    --middle_ranks;
+  }
+  if (l.last_stage_layers >= 0) {
+    rest -= l.last_stage_layers;
+    --middle_ranks;
+  }
+  split.middle = middle_ranks > 0 ? rest / middle_ranks : 0;
+  split.first = l.first_stage_layers >= 0 ? l.first_stage_layers : split.middle;
+  split.last = l.last_stage_layers >= 0 ? l.last_stage_layers : split.middle;
+  return split;
+}
+
+void check_pipeline_split(std::int64_t layers, const Layout& l) {
+  const bool uneven = l.first_stage_layers >= 0 || l.last_stage_layers >= 0;
+  if (!uneven) {
+    if (layers % (l.pp * l.vpp) == 0) return;
+    const auto [first, last] = lighter_ends(layers, l.pp, l.vpp);
+    throw InputError("layout.pp",
+                     fmt::format("{} x layout.vpp {} (does not divide the {} layers)", l.pp, l.vpp, layers),
+                     fmt::format("pp x vpp dividing {}, or an uneven split with layout.first_stage_layers and "
+                                 "layout.last_stage_layers{}",
+                                 layers,
+                                 first > 0 ? fmt::format(" (such as {} and {})", first, last) : std::string()));
+  }
+  if (l.pp == 1)
+    throw InputError("layout.first_stage_layers", "with layout.pp 1", "an uneven split of 2 or more stages");
+  std::int64_t rest = layers, middle_ranks = l.pp;
+  if (l.first_stage_layers >= 0) {
+    rest -= l.first_stage_layers;
+    --middle_ranks;
+  }
+  if (l.last_stage_layers >= 0) {
+    rest -= l.last_stage_layers;
+    --middle_ranks;
+  }
+  const PipelineSplit split = pipeline_split(layers, l);
+  const bool divides = rest >= 0 && (middle_ranks > 0 ? rest % middle_ranks == 0 && split.middle > 0 : rest == 0);
+  const bool whole_chunks = split.first % l.vpp == 0 && split.middle % l.vpp == 0 && split.last % l.vpp == 0;
+  if (!divides || !whole_chunks)
+    throw InputError("layout.first_stage_layers/layout.last_stage_layers",
+                     fmt::format("{} / {} with {} layers on {} stages (vpp {})", l.first_stage_layers,
+                                 l.last_stage_layers, layers, l.pp, l.vpp),
+                     "counts whose remaining layers divide evenly over the middle stages, each stage's layers a "
+                     "multiple of vpp (Megatron-Core's rule)");
+}
+
+std::pair<std::int64_t, std::int64_t> lighter_ends(std::int64_t layers, std::int64_t pp, std::int64_t vpp) {
+  if (pp < 2) return {-1, -1};
+  const std::int64_t per_rank = (layers + pp - 1) / pp;
+  const std::int64_t middle = (per_rank + vpp - 1) / vpp * vpp;
+  const std::int64_t ends = layers - (pp - 2) * middle;
+  const std::int64_t last = ends / 2 / vpp * vpp;
+  const std::int64_t first = ends - last;
+  if (last < vpp || first % vpp != 0 || first > middle) return {-1, -1};
+  return {first, last};
+}
+
+}  // namespace gpuplan::memory
