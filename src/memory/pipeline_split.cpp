@@ -19,12 +19,13 @@ std::int64_t PipelineSplit::layers_on(std::int64_t rank) const {
 std::int64_t PipelineSplit::most_layers() const { return pp == 1 ? first : std::max({first, middle, last}); }
 
 std::pair<std::int64_t, std::int64_t> PipelineSplit::chunk(std::int64_t rank, std::int64_t chunk_index) const {
-  std::int64_t per_chunk_round = 0, before = 0;
-  for (std::int64_t r = 0; r < pp; ++r) {
-    per_chunk_round += layers_on(r) / vpp;
-    if (r < rank) before += layers_on(r) / vpp;
-  }
-  const std::int64_t begin = chunk_index * per_chunk_round + before;
+  if (pp == 1) return {chunk_index * (first / vpp), (chunk_index + 1) * (first / vpp)};
+  // One round places a chunk on every rank: first, pp - 2 middle ranks, last. Ranks before `rank` in the round:
+  // the first (when rank > 0) and rank - 1 middle ones (all pp - 2 of them for the last rank).
+  const std::int64_t round = (first + (pp - 2) * middle + last) / vpp;
+  const std::int64_t middles_before = std::min(std::max<std::int64_t>(rank - 1, 0), pp - 2);
+  const std::int64_t before = (rank > 0 ? first / vpp : 0) + middles_before * (middle / vpp);
+  const std::int64_t begin = chunk_index * round + before;
   return {begin, begin + layers_on(rank) / vpp};
 }
 

@@ -35,12 +35,12 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
     StageParams& sp = out[i];
     sp.first = i == 0;
     sp.last = i + 1 == out.size();
-    for (std::int64_t chunk = 0; chunk < l.vpp; ++chunk) {
-      const auto [begin, end] = split.chunk(static_cast<std::int64_t>(i), chunk);
-      sp.layers += end - begin;
-      if (m.is_moe())
+    sp.layers = split.layers_on(static_cast<std::int64_t>(i));
+    if (m.is_moe())  // which of its layers are MoE layers depends on where its chunks lie
+      for (std::int64_t chunk = 0; chunk < l.vpp; ++chunk) {
+        const auto [begin, end] = split.chunk(static_cast<std::int64_t>(i), chunk);
         for (std::int64_t layer = begin; layer < end; ++layer) sp.moe_layers += m.is_moe_layer(layer) ? 1 : 0;
-    }
+      }
     const double dense_layers = static_cast<double>(sp.layers - sp.moe_layers);
     const double moe_layers = static_cast<double>(sp.moe_layers);
     sp.dense = dense_layers * dense_layer + moe_layers * moe_layer_dense;

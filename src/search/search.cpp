@@ -211,36 +211,64 @@ bool equivalent(const Candidate& a, const Candidate& b) {
          x.recompute_layers == y.recompute_layers;
 }
 
+namespace {
+
+bool variant_level(Choice choice) {
+  return choice == Choice::zero || choice == Choice::recompute || choice == Choice::sequence_parallel ||
+         choice == Choice::offload;
+}
+
+}  // namespace
+
+ChoiceBests::ChoiceBests() {
+  for (auto& values : variant_bests_) values.fill(std::numeric_limits<double>::infinity());
+}
+
 void ChoiceBests::record(Choice choice, std::int64_t value, double score) {
-  auto& bests = bests_[static_cast<std::size_t>(choice)];
-  for (auto& [known, best] : bests)
+  const auto index = static_cast<std::size_t>(choice);
+  if (variant_level(choice)) {
+    double& best = variant_bests_[index][static_cast<std::size_t>(value)];
+    best = std::min(best, score);
+    return;
+  }
+  for (auto& [known, best] : shape_bests_[index])
     if (known == value) {
       best = std::min(best, score);
       return;
     }
-  bests.emplace_back(value, score);
+  shape_bests_[index].emplace_back(value, score);
 }
 
-void ChoiceBests::record(const Shape& shape, const Variant& variant, double score) {
-  record(Choice::tp, shape.tp, score);
-  record(Choice::pp, shape.pp, score);
-  record(Choice::cp, shape.cp, score);
-  record(Choice::ep, shape.ep, score);
-  record(Choice::vpp, shape.vpp, score);
-  record(Choice::micro_batch, variant.micro_batch, score);
+void ChoiceBests::record_variant(const Variant& variant, double score) {
   record(Choice::zero, variant.zero, score);
   record(Choice::recompute, static_cast<std::int64_t>(variant.recompute), score);
   record(Choice::sequence_parallel, variant.sequence_parallel ? 1 : 0, score);
   record(Choice::offload, static_cast<std::int64_t>(variant.offload), score);
 }
 
+void ChoiceBests::record_shape(const Shape& shape, std::int64_t micro_batch, double best_score) {
+  record(Choice::tp, shape.tp, best_score);
+  record(Choice::pp, shape.pp, best_score);
+  record(Choice::cp, shape.cp, best_score);
+  record(Choice::ep, shape.ep, best_score);
+  record(Choice::vpp, shape.vpp, best_score);
+  record(Choice::micro_batch, micro_batch, best_score);
+}
+
 void ChoiceBests::merge(const ChoiceBests& other) {
-  for (std::size_t choice = 0; choice < kChoices; ++choice)
-    for (const auto& [value, score] : other.bests_[choice]) record(static_cast<Choice>(choice), value, score);
+  for (std::size_t choice = 0; choice < kChoices; ++choice) {
+    for (const auto& [value, score] : other.shape_bests_[choice]) record(static_cast<Choice>(choice), value, score);
+    for (std::size_t value = 0; value < kValues; ++value)
+      variant_bests_[choice][value] = std::min(variant_bests_[choice][value], other.variant_bests_[choice][value]);
+  }
 }
 
 double ChoiceBests::best(Choice choice, std::int64_t value) const {
-  for (const auto& [known, score] : bests_[static_cast<std::size_t>(choice)])
+  const auto index = static_cast<std::size_t>(choice);
+  if (variant_level(choice))
+    return value >= 0 && static_cast<std::size_t>(value) < kValues ? variant_bests_[index][static_cast<std::size_t>(value)]
+                                                                    : std::numeric_limits<double>::infinity();
+  for (const auto& [known, score] : shape_bests_[index])
     if (known == value) return score;
   return std::numeric_limits<double>::infinity();
 }
@@ -360,7 +388,8 @@ class Worker {
     c.step_s = model(v.sequence_parallel, v.tp_overlap).time(est_.memory.layout).step_s;
     c.score = ev_.score(s, c.step_s);
     c.key = key_of(s, v);
-    choice_bests.record(s, v, c.score);
+    choice_bests.record_variant(v, c.score);
+    item_best_ = std::min(item_best_, c.score);
     push(std::move(c));
     return true;
   }
@@ -381,6 +410,7 @@ class Worker {
     for (auto& m : models_) m.reset();
     Item it{shape_index, s, memory_model, mb};
     if (ev_.inputs().prune && !bound_item(it)) return;
+    item_best_ = std::numeric_limits<double>::infinity();
     const auto& spov = sp_.spov(s);
     const double usable = static_cast<double>(ev_.usable_bytes());
     for (const ZeroOffload& zo : sp_.zero_offload()) {
@@ -399,6 +429,7 @@ class Worker {
         recompute_variants(it, v);
       }
     }
+    if (item_best_ < std::numeric_limits<double>::infinity()) choice_bests.record_shape(s, mb, item_best_);
   }
 
   // The lower bounds of every (sequence parallelism, overlap) choice of the item; false when none can beat the
@@ -520,6 +551,7 @@ class Worker {
   std::chrono::steady_clock::time_point last_report_;
   memory::ActivationTable acts_[4];
   bool have_[4] = {false, false, false, false};
+  double item_best_ = 0;   // the best score timed in the current work item
   EstimateInputs est_;   // estimate_step's inputs, pointed at one layout at a time
   // The step models of the current item (shape and micro-batch), one per (sequence parallelism, TP overlap): every
   // ZeRO stage, offload and recomputation of the item is timed by one of them.

@@ -70,15 +70,21 @@ inline constexpr std::size_t kChoices = 10;
 // The best score timed for each value of each choice (TP=4, ZeRO-1, recompute full, ...). Each is the score of a
 // layout that fits, so it bounds from above the best layout with that value: the sensitivity's constrained
 // searches start from it and prune from their first item.
+// Recording is cheap enough for every layout timed: the choices inside a work item (ZeRO, recompute, sequence
+// parallelism, offload) are small ranges kept in arrays; the shape's (degrees, micro-batch) once per item.
 class ChoiceBests {
  public:
-  void record(const Shape& shape, const Variant& variant, double score);
+  ChoiceBests();
+  void record_variant(const Variant& variant, double score);
+  void record_shape(const Shape& shape, std::int64_t micro_batch, double best_score);
   void merge(const ChoiceBests& other);
   double best(Choice choice, std::int64_t value) const;   // +infinity when no layout with it was timed
 
  private:
+  static constexpr std::size_t kValues = 4;   // every variant-level choice has at most 4 values
   void record(Choice choice, std::int64_t value, double score);
-  std::array<std::vector<std::pair<std::int64_t, double>>, kChoices> bests_;
+  std::array<std::vector<std::pair<std::int64_t, double>>, kChoices> shape_bests_;
+  std::array<std::array<double, kValues>, kChoices> variant_bests_;
 };
 
 struct Stats {
