@@ -37,6 +37,8 @@ asan-test: deps
 validation: build
 	$(PY) validation/run_torch_validation.py --gpuplan ./$(BUILD)/gpuplan --out validation/torch_report.md
 	bash validation/run_time_validation.sh $(BUILD)
+	$(PY) validation/run_megatron_memory_validation.py --gpuplan ./$(BUILD)/gpuplan \
+	  --check validation/megatron_memory_report.md
 
 fuzz-smoke: deps
 	bash scripts/fuzz-smoke.sh

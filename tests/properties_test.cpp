@@ -169,7 +169,8 @@ TEST(Properties, EveryReproduceCommandGivesTheSameNumbers) {
   for (const std::string& job : jobs) {
     const auto plan = run_cli("plan " + job + " --top 3 --threads 1 --json");
     ASSERT_EQ(plan.status, 0) << plan.err;
-    for (const auto& p : nlohmann::json::parse(plan.out).at("plans")) {
+    const auto plans = nlohmann::json::parse(plan.out);
+    for (const auto& p : plans.at("plans")) {
       const std::string command = p.at("command");
       ASSERT_EQ(command.rfind("gpuplan estimate ", 0), 0U) << command;
       const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");

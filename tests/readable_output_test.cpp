@@ -116,7 +116,8 @@ nlohmann::json memory_json(const std::string& options) {
 }  // namespace
 
 TEST(MemorySuggestions, OneMarginForMemoryAndPlan) {
-  // Llama-3.1-8B at pp 2 needs 85.4 GB on an 85.5 GB GPU: it fits the card, not the 78.7 GB plan would use.
+  // Llama-3.1-8B at pp 2 and sequence 1536 needs 84.5 GB on an 85.5 GB GPU: it fits the card, not the 78.7 GB
+  // plan would use.
   const auto j = memory_json("--model llama-3.1-8b");
   EXPECT_EQ(j.at("usable").get<std::int64_t>(), 78'679'145'185);   // floor(85,520,809,984 x 0.92)
   for (const auto& s : j.at("suggestions")) {
@@ -124,10 +125,10 @@ TEST(MemorySuggestions, OneMarginForMemoryAndPlan) {
       EXPECT_LE(s.at("new_total").get<std::int64_t>(), 78'679'145'185) << s.dump();
     }
   }
-  const auto pp2 = memory_json("--model llama-3.1-8b --pp 2");
+  const auto pp2 = memory_json("--model llama-3.1-8b --pp 2 --seq-len 1536");
   EXPECT_FALSE(pp2.at("fits").get<bool>());
   EXPECT_LT(pp2.at("headroom").get<std::int64_t>(), 0);
-  EXPECT_TRUE(memory_json("--model llama-3.1-8b --pp 2 --memory-margin 0").at("fits").get<bool>());
+  EXPECT_TRUE(memory_json("--model llama-3.1-8b --pp 2 --seq-len 1536 --memory-margin 0").at("fits").get<bool>());
 }
 
 TEST(MemorySuggestions, NothingIsSaidToFitWithoutActivations) {

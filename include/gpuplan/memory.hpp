@@ -20,6 +20,13 @@ enum class OffloadTarget { cpu, nvme };
 enum class PpSchedule { one_f_one_b, interleaved };
 enum class Attention { eager, flash };
 enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and buffers are counted
+// How the loss is computed from the output layer (docs/memory.md, "The loss"):
+//   unfused       Megatron-LM's default: the 16-bit logits are upcast and an fp32 softmax is kept for backward
+//   fused_te      --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: the 16-bit logits are kept and the
+//                 gradient is written into them in place
+//   fused_native  --cross-entropy-fusion-impl native: Megatron's fused kernel, still an fp32 softmax
+//   chunked       fused linear + cross-entropy over chunks: the logits are never materialized
+enum class Loss { unfused, fused_te, fused_native, chunked };
 
 struct TrainingConfig {
   std::int64_t seq_len = 2048;
@@ -30,7 +37,10 @@ struct TrainingConfig {
   DType grad_dtype = DType::fp32;       // gradient accumulation dtype (Megatron-LM's main_grad is fp32)
   bool master_weights = true;           // fp32 master copy under mixed precision
   double dropout = 0.0;
-  bool fused_loss = false;              // fused/chunked linear + cross-entropy: logits never materialized
+  Loss loss = Loss::unfused;
+  // Megatron-LM pads the vocabulary to a multiple of this x TP (--make-vocab-size-divisible-by); 0: the
+  // implementation's default (128 for megatron, no padding for torch-nn and hf).
+  std::int64_t vocab_divisible_by = 0;
 };
 
 struct Layout {
@@ -105,7 +115,11 @@ struct StageMemory {
   bytes_t forward_peak = 0;             // phase totals; total is their maximum
   bytes_t backward_peak = 0;
   bytes_t optimizer_peak = 0;
-  bytes_t total = 0;
+  bytes_t wgrad_buffers = 0;            // Transformer Engine's persistent weight-gradient buffers (megatron)
+  bytes_t total = 0;                    // reserved_peak + outside_torch
+  bytes_t allocated_peak = 0;           // what torch.cuda.max_memory_allocated shows
+  bytes_t reserved_peak = 0;            // what the caching allocator holds (torch.cuda.max_memory_reserved)
+  bytes_t outside_torch = 0;            // CUDA context and NCCL buffers, which PyTorch never sees
   const char* peak_phase = "";
   bytes_t host = 0;                     // offloaded to host memory, per GPU
   bytes_t nvme = 0;                     // offloaded to NVMe, per GPU
@@ -120,6 +134,7 @@ struct MemoryReport {
   std::int64_t gpus = 1;
   std::int64_t microbatches = 1;        // per step, per pipeline (gradient accumulation steps)
   double params_total = 0;
+  std::int64_t vocab_padded = 0;        // the vocabulary as the output layer holds it (0: no model)
   bytes_t capacity_bytes = 0;
   bytes_t usable_bytes = 0;             // capacity less the margin
   bool fits = false;                    // the worst stage's total is at most usable_bytes
@@ -158,5 +173,6 @@ const char* to_string(OffloadTarget);
 const char* to_string(PpSchedule);
 const char* to_string(Attention);
 const char* to_string(Impl);
+const char* to_string(Loss);
 
 }  // namespace gpuplan

@@ -70,6 +70,21 @@ void add_overrides(FieldList& f, ModelOverrides& o) {
         kOverrides, kAtLeastOne);
 }
 
+// How the loss is computed and how Megatron pads the vocabulary: memory, estimate and plan alike.
+void add_loss(FieldList& f, TrainingOptions& t) {
+  f.add(&t.loss, "loss", "training.loss",
+        "Loss computation: unfused (Megatron's default: fp32 softmax kept), fused-te (TE fused cross-entropy: 16-bit "
+        "logits kept, gradient in place), fused-native (Megatron's fused kernel), chunked (logits never "
+        "materialized) (default unfused)",
+        kTraining, "NAME");
+  f.add(&t.fused_loss, "fused_loss", "training.fused_loss", "The same as --loss chunked (kept for older scripts)",
+        kTraining);
+  f.add(&t.vocab_divisible_by, "make_vocab_size_divisible_by", "training.make_vocab_size_divisible_by",
+        "Pad the vocabulary to a multiple of this x TP, as Megatron-LM does (default 128 with --impl megatron, "
+        "1 = no padding, the default of the other implementations)",
+        kTraining, Bounds{.minimum = 1, .maximum = 1e6});
+}
+
 // The training options of memory and estimate (plan takes the subset in add_plan_training).
 void add_training(FieldList& f, TrainingOptions& t) {
   f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining, kSequence);
@@ -93,8 +108,7 @@ void add_training(FieldList& f, TrainingOptions& t) {
                 "No fp32 master copy under mixed precision", kTraining);
   f.add(&t.dropout, "dropout", "training.dropout", "Dropout probability (0 = none, as in most current LLMs)",
         kTraining, kFraction);
-  f.add(&t.fused_loss, "fused_loss", "training.fused_loss",
-        "Fused/chunked output layer + cross-entropy: logits are never materialized", kTraining);
+  add_loss(f, t);
 }
 
 void add_layout(FieldList& f, LayoutOptions& l) {
@@ -200,8 +214,11 @@ void add_plan_training(FieldList& f, TrainingOptions& t) {
         kTraining, "NAME");
   f.add(&t.optimizer, "optimizer", "training.optimizer",
         "Optimizer: adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (default adam)", kTraining, "NAME");
-  f.add(&t.fused_loss, "fused_loss", "training.fused_loss", "Fused output layer + cross-entropy (no logits kept)",
-        kTraining);
+  f.add(&t.grad_dtype, "grad_dtype", "training.grad_dtype",
+        "Gradient accumulation and reduction dtype under mixed precision: fp32|bf16|fp16 (default fp32, as "
+        "Megatron-LM's main_grad)",
+        kTraining, "NAME");
+  add_loss(f, t);
 }
 
 constexpr std::string_view kFilters = "Search space filters (comma-separated lists)";

@@ -32,7 +32,14 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.grad_dtype = choices::parse(choices::kDType, t.grad_dtype, "training.grad_dtype");
   c.master_weights = t.master_weights;
   c.dropout = t.dropout;
-  c.fused_loss = t.fused_loss;
+  c.loss = choices::parse(choices::kLoss, t.loss, "training.loss");
+  if (t.fused_loss) {
+    if (c.loss != Loss::unfused && c.loss != Loss::chunked)
+      throw InputError("training.fused_loss", "together with loss '" + t.loss + "'",
+                       "one of them: fused_loss is the older name of loss 'chunked'");
+    c.loss = Loss::chunked;
+  }
+  c.vocab_divisible_by = t.vocab_divisible_by.value_or(0);
   return c;
 }
 

@@ -49,6 +49,8 @@ GPUPLAN_MEMBERS(StageReport, member("weights", &T::weights), member("master_weig
                 member("gradients", &T::gradients), member("optimizer_states", &T::optimizer_states),
                 member("activations", &T::activations), member("logits", &T::logits),
                 member("comm_buffers", &T::comm_buffers), member("runtime", &T::runtime), member("total", &T::total),
+                member("wgrad_buffers", &T::wgrad_buffers), member("allocated_peak", &T::allocated_peak),
+                member("reserved_peak", &T::reserved_peak), member("outside_torch", &T::outside_torch),
                 member("peak_phase", &T::peak_phase), member("phases", &T::phases), member("stage", &T::stage),
                 member("layers", &T::layers), member("in_flight_microbatches", &T::in_flight_microbatches),
                 member("offloaded_to_host", &T::offloaded_to_host),
@@ -70,7 +72,7 @@ GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T:
                 member("memory_margin", &T::memory_margin), member("headroom", &T::headroom), member("gpu", &T::gpu),
                 member("gpu_assumed", &T::gpu_assumed), member("fits", &T::fits), member("stage", &T::stage),
                 member("activations_known", &T::activations_known), member("params", &T::params),
-                member("layout", &T::layout), member("training", &T::training), member("stages", &T::stages),
+                member("vocab_padded", &T::vocab_padded), member("layout", &T::layout), member("training", &T::training), member("stages", &T::stages),
                 member("suggestions", &T::suggestions), member("warnings", &T::warnings));
 
 // gpuplan estimate and plan

@@ -127,7 +127,11 @@ std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p
                                 hardware_flags(r, job), r.training.seq_len, r.training.global_batch.value_or(0));
   if (r.training.precision != "bf16") cmd += " --precision " + r.training.precision;
   if (r.training.optimizer != "adam") cmd += " --optimizer " + r.training.optimizer;
-  if (r.training.fused_loss) cmd += " --fused-loss";
+  if (r.training.grad_dtype != "fp32") cmd += " --grad-dtype " + r.training.grad_dtype;
+  const Loss loss = job.inputs.base.training.loss;
+  if (loss != Loss::unfused) cmd += fmt::format(" --loss {}", to_string(loss));
+  if (r.training.vocab_divisible_by)
+    cmd += fmt::format(" --make-vocab-size-divisible-by {}", *r.training.vocab_divisible_by);
   return cmd + " " + layout_flags(p);
 }
 

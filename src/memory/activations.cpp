@@ -7,6 +7,12 @@ namespace {
 constexpr const char* kKorthikanti = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4";
 constexpr const char* kTorchNn = "docs/activations-torch-nn.md (measured with saved_tensors_hooks)";
 constexpr const char* kHf = "Hugging Face transformers modeling_llama.py (RMSNorm in fp32, fp32 softmax)";
+constexpr const char* kTeCrossEntropy =
+    "Transformer Engine 2.x pytorch/triton/cross_entropy.py (gradient written into the logits in place)";
+constexpr const char* kMegatronCrossEntropy = "Megatron-Core tensor_parallel/cross_entropy.py (fp32 softmax saved)";
+constexpr const char* kMegatronFusedCrossEntropy = "Megatron-Core fusions/fused_cross_entropy.py (fp32 softmax saved)";
+constexpr const char* kMegatronLinear =
+    "Megatron-Core tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward";
 }  // namespace
 
 Shapes shapes_of(const ActivationContext& c) {
@@ -108,7 +114,7 @@ double head_activation_bytes(const ActivationContext& c, Ledger& g) {
       break;
     }
     case Impl::torch_nn: {
-      const double vocab = static_cast<double>(c.model->vocab);
+      const double vocab = c.vocab;
       g.add("final norm input (fp32)", 4.0 * x.tokens * x.hidden, kTorchNn);
       g.add("final norm statistics (fp32)", 8.0 * x.tokens, kTorchNn);
       g.add("output layer input", c.element_bytes * x.tokens * x.hidden, kTorchNn);
@@ -127,15 +133,23 @@ double head_activation_bytes(const ActivationContext& c, Ledger& g) {
 }
 
 double logits_bytes(const ActivationContext& c, const TrainingConfig& training, Ledger& g) {
-  if (training.fused_loss) return 0;  // fused/chunked linear + cross-entropy never materializes the logits
+  if (training.loss == Loss::chunked) return 0;  // fused/chunked linear + cross-entropy never materializes them
   const double before = g.total();
-  const double logits = c.seq_local * c.micro_batch * static_cast<double>(c.model->vocab);
+  const double tokens = c.seq_local * c.micro_batch;
+  const double logits = tokens * c.vocab;
   switch (c.impl) {
     case Impl::megatron:
-      // Vocab-parallel cross-entropy: the 16-bit logits are upcast to an fp32 softmax kept for backward.
+      if (training.loss == Loss::fused_te) {
+        g.add("logits (16-bit, kept; the gradient overwrites them)", c.element_bytes * logits / c.tp,
+              kTeCrossEntropy);
+        g.add("cross-entropy row statistics and loss (fp32)", 16.0 * tokens, kTeCrossEntropy);
+        break;
+      }
+      // Unfused and Megatron's own fused kernel alike upcast the 16-bit logits to an fp32 softmax kept for backward.
       g.add("output-layer logits (transient during the loss)", c.element_bytes * logits / c.tp,
-            "Megatron-LM tensor_parallel/cross_entropy.py");
-      g.add("cross-entropy softmax (fp32)", 4.0 * logits / c.tp, "Megatron-LM tensor_parallel/cross_entropy.py");
+            training.loss == Loss::fused_native ? kMegatronFusedCrossEntropy : kMegatronCrossEntropy);
+      g.add("cross-entropy softmax (fp32)", 4.0 * logits / c.tp,
+            training.loss == Loss::fused_native ? kMegatronFusedCrossEntropy : kMegatronCrossEntropy);
       break;
     case Impl::torch_nn:
       g.add("log_softmax output (fp32)", 4.0 * logits, kTorchNn);
@@ -146,6 +160,18 @@ double logits_bytes(const ActivationContext& c, const TrainingConfig& training, 
       g.add("log_softmax output (fp32)", 4.0 * logits, "torch cross_entropy");
       break;
   }
+  return g.total() - before;
+}
+
+double output_backward_bytes(const ActivationContext& c, const TrainingConfig& training, Ledger& g) {
+  const double before = g.total();
+  const double tokens = c.seq_local * c.micro_batch;
+  if (training.loss != Loss::chunked)
+    g.add("gradient of the logits (16-bit)", c.element_bytes * tokens * c.vocab / c.tp, kMegatronLinear);
+  g.add("gradient of the output layer's input (whole sequence)",
+        c.element_bytes * tokens * static_cast<double>(c.model->hidden), kMegatronLinear);
+  g.add("output layer's weight-gradient tensor (new each backward)",
+        c.element_bytes * c.vocab / c.tp * static_cast<double>(c.model->hidden), kMegatronLinear);
   return g.total() - before;
 }
 

@@ -26,6 +26,8 @@ void mla_projection_terms(const ActivationContext& c, const Shapes& x, Ledger& g
 
 double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g);
 double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g);
+// The most one Megatron-Core layer's backward allocates beyond what it frees (the widest gradient it writes).
+double megatron_layer_backward_bytes(const ActivationContext& c);
 double hf_layer(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g);
 double torch_nn_layer(const ActivationContext& c, const Shapes& x, Ledger& g);
 

@@ -1,6 +1,8 @@
 // Tensors Megatron-Core (with Transformer Engine) saves for backward in one GPT/Llama-style decoder layer.
 // Korthikanti et al. 2022 (arXiv 2205.05198) section 4, generalized to GQA, head_dim != h/a, gated MLPs, flash
 // attention, MoE and context parallelism. Each term below names the tensor; docs/memory.md derives the sum.
+#include <algorithm>
+
 #include "memory/activations_common.hpp"
 
 namespace gpuplan::memory {
@@ -63,6 +65,26 @@ double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer,
   }
   if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
   return g.total() - before;
+}
+
+double megatron_layer_backward_bytes(const ActivationContext& c) {
+  const Shapes x = shapes_of(c);
+  const double seq_split = c.sequence_parallel ? c.tp : 1.0;
+  // The residual stream's gradient waits for the attention branch while the MLP branch runs backward.
+  const double residual = c.element_bytes * x.tokens * x.hidden / seq_split;
+  // The activation's backward writes the fc1-output gradient (gate and up); the fc2-input gradient it reads has
+  // taken the place of the fc2 input freed by fc2's backward.
+  const double up_outputs = x.gated ? 2.0 : 1.0;
+  double widest = c.element_bytes * x.tokens * up_outputs * x.ffn / c.tp;
+  const ModelConfig& m = *c.model;
+  if (m.is_moe()) {
+    const double routed_tokens = x.tokens * static_cast<double>(m.moe.top_k) * (c.sequence_parallel ? c.etp / c.tp : 1.0);
+    widest = std::max(widest, c.element_bytes * routed_tokens * up_outputs *
+                                  static_cast<double>(m.moe.expert_ffn_hidden) / c.etp);
+  }
+  // Attention's backward: the gradients of query, key and value beside that of the projection's input.
+  widest = std::max(widest, c.element_bytes * x.tokens * (x.q_width + 2.0 * x.kv_width + x.v_width) / c.tp);
+  return residual + widest;
 }
 
 }  // namespace gpuplan::memory

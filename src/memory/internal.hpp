@@ -44,10 +44,21 @@ struct StageParams {
   double expert = 0;           // sharded over the expert-data-parallel group
   double largest_layer = 0;    // one layer's parameters on this rank (ZeRO-3 gather unit)
   double embedding = 0;        // embedding or output-layer parameters on this rank
+  double wgrad_buffer_elements = 0;  // Transformer Engine's cached weight-gradient buffers (megatron)
+  double vocab_rows = 0;       // rows of the embedding / output layer on this rank (padded vocabulary / TP)
   bool first = false;
   bool last = false;
 };
 std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& layout, const ParamCounts* counts);
+
+// Elements of Transformer Engine's cached weight-gradient buffers on a rank holding dense and/or MoE layers: one
+// buffer per distinct Linear weight shape (src/memory/wgrad_buffers.cpp).
+double te_wgrad_buffer_elements(const ModelConfig& model, const Layout& layout, bool dense_layers, bool moe_layers);
+
+// The vocabulary as the embedding and output layer hold it. Megatron-LM pads it to a multiple of
+// make_vocab_size_divisible_by x TP (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding), 128 by
+// default; the other implementations keep it as it is unless a multiple is given.
+std::int64_t padded_vocab(std::int64_t vocab, const TrainingConfig& training, const Layout& layout);
 
 // How the decoder layers lie over the pipeline ranks (Megatron-Core): evenly, or with the first and last ranks
 // given their own counts (--decoder-first/last-pipeline-num-layers) and the rest even over the middle ranks. Each
@@ -72,6 +83,7 @@ std::pair<std::int64_t, std::int64_t> lighter_ends(std::int64_t layers, std::int
 // Shapes seen by one rank for one microbatch.
 struct ActivationContext {
   const ModelConfig* model = nullptr;
+  double vocab = 0;            // the padded vocabulary (padded_vocab), before the TP split
   double seq_local = 0;        // sequence on this rank (seq_len / cp)
   double keys_per_query = 0;   // keys each query attends to (seq_len)
   double micro_batch = 0;
@@ -96,5 +108,8 @@ double embedding_activation_bytes(const ActivationContext& c, Ledger& ledger);
 double head_activation_bytes(const ActivationContext& c, Ledger& ledger);
 // Logits and loss buffers at their peak, last stage, one microbatch.
 double logits_bytes(const ActivationContext& c, const TrainingConfig& training, Ledger& ledger);
+// Megatron's last stage during the output layer's backward: the logits' gradient, the input gradient and the
+// weight-gradient tensor Megatron's own ColumnParallelLinear allocates (one microbatch).
+double output_backward_bytes(const ActivationContext& c, const TrainingConfig& training, Ledger& ledger);
 
 }  // namespace gpuplan::memory

@@ -41,6 +41,12 @@ void check_ranges(const MemoryInputs& in, const Layout& l) {
     throw InputError("training.dropout", fmt::format("{}", in.training.dropout), "a probability in [0, 1)");
   if (l.gpus != 0) require_range("layout.gpus", l.gpus, 1, kMaxGpus);
   if (l.dp != 0) require_range("layout.dp", l.dp, 1, kMaxGpus);
+  if (in.training.vocab_divisible_by != 0)
+    require_range("training.make_vocab_size_divisible_by", in.training.vocab_divisible_by, 1, 1'000'000);
+  const Loss loss = in.training.loss;
+  if (l.impl != Impl::megatron && (loss == Loss::fused_te || loss == Loss::fused_native))
+    throw InputError("training.loss", fmt::format("'{}' with impl '{}'", to_string(loss), to_string(l.impl)),
+                     "unfused or chunked (fused-te and fused-native are Megatron-LM's options)");
 }
 
 // The GPU count and the data-parallel degree, each from the other when one is left out.

@@ -2,6 +2,7 @@
 // activations held by the in-flight microbatches, logits, communication buffers and runtime overheads, and takes
 // the peak over the phases of a step (forward end, backward, optimizer step).
 #include "memory/memory_model.hpp"
+#include "memory/activations_common.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -86,6 +87,7 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   const TrainingConfig& tr = job_->inputs->training;
   ActivationContext ctx;
   ctx.model = job_->model;
+  if (job_->model != nullptr) ctx.vocab = static_cast<double>(padded_vocab(job_->model->vocab, tr, shape_));
   ctx.seq_local = static_cast<double>(tr.seq_len / shape_.cp);
   ctx.keys_per_query = static_cast<double>(tr.seq_len);
   ctx.micro_batch = static_cast<double>(micro_batch);
@@ -132,7 +134,14 @@ void MemoryModel::add_microbatch_buffers(const ActivationContext& ctx, Activatio
     a.context_parallel_buffers = 2.0 * 2.0 * e * tokens * kv / ctx.tp;
   }
   if (l.ep > 1) a.expert_dispatch_buffer = e * tokens * static_cast<double>(model.moe.top_k) * h;
-  a.backward_temp = e * tokens * (2.0 * h + static_cast<double>(model.ffn_hidden) / ctx.tp);
+  if (l.impl != Impl::megatron) {
+    a.backward_temp = e * tokens * (2.0 * h + static_cast<double>(model.ffn_hidden) / ctx.tp);
+    return;
+  }
+  a.backward_temp = megatron_layer_backward_bytes(ctx);
+  Ledger ignored("backward phase", nullptr);
+  a.output_backward = output_backward_bytes(ctx, job_->inputs->training, ignored);
+  a.embedding_backward = e * ctx.vocab / ctx.tp * h;
 }
 
 MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v) const {
@@ -154,6 +163,7 @@ MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
   r.activations_known = job_->model != nullptr;
   r.params_total = job_->params_total;
   r.microbatches = microbatches(v.micro_batch);
+  if (job_->model != nullptr) r.vocab_padded = padded_vocab(job_->model->vocab, in.training, shape_);
   const bool selective = v.recompute == Recompute::selective;
   const ActivationTable acts = activations(v.micro_batch, v.sequence_parallel, selective);
   const ActivationContext ctx = context(v.micro_batch, v.sequence_parallel, selective);
@@ -174,6 +184,10 @@ MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
     st.logits = to_bytes(b.logits);
     st.comm_buffers = to_bytes(b.comm);
     st.runtime = to_bytes(b.runtime);
+    st.wgrad_buffers = to_bytes(b.wgrad_buffers);
+    st.allocated_peak = to_bytes(b.peak);
+    st.reserved_peak = to_bytes(b.peak + b.reserve);
+    st.outside_torch = to_bytes(b.outside_torch);
     st.forward_peak = to_bytes(b.forward + b.runtime);
     st.backward_peak = to_bytes(b.backward + b.runtime);
     st.optimizer_peak = to_bytes(b.optimizer_step + b.runtime);

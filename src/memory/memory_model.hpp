@@ -50,7 +50,9 @@ struct ActivationTable {
   double sequence_parallel_buffer = 0;
   double context_parallel_buffers = 0;
   double expert_dispatch_buffer = 0; // on stages with MoE layers (ep > 1)
-  double backward_temp = 0;
+  double backward_temp = 0;          // one layer's backward: the gradients it allocates beyond what it frees
+  double output_backward = 0;        // megatron, last stage: the output layer's backward (output_backward_bytes)
+  double embedding_backward = 0;     // megatron, first stage: the embedding's dense 16-bit weight gradient
 };
 
 // The worst stage of a variant, as the search needs it.
@@ -88,6 +90,10 @@ class MemoryModel {
     double weights = 0, master = 0, gradients = 0, optimizer = 0;
     double optimizer_params = 0;     // parameters whose optimizer step this rank runs (its ZeRO-1 shard or all)
     double activations = 0, logits = 0, working = 0, comm = 0, runtime = 0;
+    double one_microbatch = 0;       // the stored activations of one microbatch (freed by its backward)
+    double wgrad_buffers = 0;        // Transformer Engine's cached weight-gradient buffers
+    double outside_torch = 0, reserve = 0;  // the runtime: outside PyTorch, and the allocator's reserve
+    bool first = false, last = false;
     double forward = 0, backward = 0, optimizer_step = 0, peak = 0;   // the phases, without the runtime
     double offloaded = 0;            // to host memory or NVMe, per GPU
   };
@@ -112,6 +118,7 @@ class MemoryModel {
   template <bool kExplain>
   void add_phases(const ActivationTable& activations, const MemoryVariant& variant, std::vector<Term>* record,
                   StageBytes& out) const;
+  double megatron_backward_transient(const ActivationTable& activations, const StageBytes& stage) const;
   ActivationContext context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const;
   void add_microbatch_buffers(const ActivationContext& context, ActivationTable& table) const;
 

@@ -84,6 +84,12 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
            p.gradients * sb.gradients, kMegatronDistOpt);
     os.add("optimizer moments", p.optimizer * sb.optimizer, "docs/memory.md table 1");
   }
+  if (sp.wgrad_buffer_elements > 0) {
+    Tally<kExplain> te("wgrad_buffers", rec);
+    te.add("TE weight-gradient buffers, one per distinct Linear shape",
+           sp.wgrad_buffer_elements * sb.weights, "Transformer Engine 2.x pytorch/module/base.py, get_dummy_wgrad");
+    out.wgrad_buffers = te.total();
+  }
   out.weights = w.total();
   out.master = mw.total();
   out.gradients = gr.total();
@@ -106,8 +112,8 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
   const double microbatch_units = shape_.schedule == PpSchedule::interleaved
                                       ? static_cast<double>(out.in_flight) / static_cast<double>(shape_.vpp)
                                       : static_cast<double>(out.in_flight);
-  out.activations = microbatch_units * (per_microbatch_layers + (sp.first ? acts.embedding : 0.0)) +
-                    (sp.last ? acts.head : 0.0);
+  out.one_microbatch = per_microbatch_layers + (sp.first ? acts.embedding : 0.0);
+  out.activations = microbatch_units * out.one_microbatch + (sp.last ? acts.head : 0.0);
   // A recomputed layer rebuilds all of its activations during its backward.
   if (recomputed > 0) out.working = sp.moe_layers > 0 ? std::max(acts.dense_layer, acts.moe_layer) : acts.dense_layer;
   if (sp.last) out.logits = acts.logits;
@@ -133,6 +139,16 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
   if (out.working > 0)
     terms.push_back(Term{"backward phase", "recompute working set (one layer rebuilt in backward)", out.working,
                          "Chen et al. 2016 gradient checkpointing"});
+  if (shape_.impl != Impl::megatron) return;
+  terms.push_back(Term{"backward phase", "one layer's backward: widest gradient and residual gradient",
+                       acts.backward_temp, "Megatron-Core MLP / TE linear backward; docs/memory.md"});
+  if (sp.last) {
+    Ledger output("backward phase", &terms);
+    output_backward_bytes(ctx, job_->inputs->training, output);
+  }
+  if (sp.first)
+    terms.push_back(Term{"backward phase", "embedding weight gradient (dense 16-bit, until in main_grad)",
+                         acts.embedding_backward, "Megatron-Core VocabParallelEmbedding; distributed data parallel hook"});
 }
 
 template <bool kExplain>
@@ -171,6 +187,17 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
   out.comm = comm.total();
 }
 
+// What Megatron's backward holds beyond the stored activations, at the largest of its moments: a layer's backward
+// (with a recomputed layer's working set); on the last stage the loss and the output layer's backward, after which
+// the logits are gone; on the first stage the embedding's weight gradient, once this microbatch's activations are
+// freed.
+double MemoryModel::megatron_backward_transient(const ActivationTable& acts, const StageBytes& stage) const {
+  double transient = stage.working + acts.backward_temp;
+  if (stage.last) transient = std::max({transient, stage.logits, acts.output_backward});
+  if (stage.first) transient = std::max(transient, acts.embedding_backward - stage.one_microbatch);
+  return transient;
+}
+
 template <bool kExplain>
 void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v, std::vector<Term>* rec,
                              StageBytes& out) const {
@@ -180,30 +207,37 @@ void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v
   // Megatron allocates its fp32 main_grad buffer up front; elsewhere gradients persist across microbatches.
   const bool grads_persist = megatron || acts.microbatches > 1 || shape_.pp > 1;
   // Gradients exist in forward only when they persist; the optimizer step may add temporaries.
-  const double states_no_grad = out.weights + out.master + out.optimizer;
+  // Transformer Engine's weight-gradient buffers, once allocated, stay through every phase.
+  const double states_no_grad = out.weights + out.master + out.optimizer + out.wgrad_buffers;
   const double grads = out.gradients;
   const double backward_temp = acts.backward_temp;
   const double stored = out.activations, logits = out.logits, comm = out.comm;
   out.forward = states_no_grad + (grads_persist ? grads : 0.0) + stored + logits + comm;
-  out.backward = states_no_grad + comm + out.working + backward_temp +
-                 (grads_persist ? grads + stored + logits : std::max(stored + logits, grads));
+  if (megatron) {
+    out.backward = states_no_grad + grads + comm + stored + megatron_backward_transient(acts, out);
+  } else {
+    out.backward = states_no_grad + comm + out.working + backward_temp +
+                   (grads_persist ? grads + stored + logits : std::max(stored + logits, grads));
+  }
   const bool adam_like = tr.optimizer == Optimizer::adam || tr.optimizer == Optimizer::adamw;
   // torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for all parameters at once; fused kernels do not.
   const double opt_temp = (!megatron && adam_like && v.offload == Offload::none) ? out.optimizer_params * 4.0 : 0.0;
   out.optimizer_step = states_no_grad + grads + opt_temp + (v.zero == 3 ? 0.0 : comm);
   out.peak = std::max({out.forward, out.backward, out.optimizer_step});
 
-  Tally<kExplain> rt("runtime", rec);
+  Tally<kExplain> outside("runtime", rec), reserve("runtime", rec);
   if (in.overheads.enabled) {
-    rt.add("GPU context and kernels (CUDA or HIP)", static_cast<double>(in.overheads.cuda_context_bytes),
-           "data/overheads.json: cuda_context_bytes");
-    rt.add("NCCL or RCCL communicator buffers",
-           communicators_ * static_cast<double>(in.overheads.nccl_per_communicator_bytes),
-           "data/overheads.json: nccl_per_communicator_bytes");
-    rt.add("caching-allocator reserve (fragmentation)", (in.overheads.allocator_reserve_factor - 1.0) * out.peak,
-           "data/overheads.json: allocator_reserve_factor");
+    outside.add("GPU context and kernels (CUDA or HIP)", static_cast<double>(in.overheads.cuda_context_bytes),
+                "data/overheads.json: cuda_context_bytes");
+    outside.add("NCCL or RCCL communicator buffers",
+                communicators_ * static_cast<double>(in.overheads.nccl_per_communicator_bytes),
+                "data/overheads.json: nccl_per_communicator_bytes");
+    reserve.add("caching-allocator reserve (fragmentation)", (in.overheads.allocator_reserve_factor - 1.0) * out.peak,
+                "data/overheads.json: allocator_reserve_factor");
   }
-  out.runtime = rt.total();
+  out.outside_torch = outside.total();
+  out.reserve = reserve.total();
+  out.runtime = out.outside_torch + out.reserve;
 }
 
 template <bool kExplain>
@@ -213,6 +247,8 @@ MemoryModel::StageBytes MemoryModel::stage_bytes(std::size_t i, const Activation
   std::vector<Term>* rec = kExplain ? explain->terms : nullptr;
   StageBytes out;
   out.in_flight = in_flight(shape_, static_cast<std::int64_t>(i), acts.microbatches);
+  out.first = sp.first;
+  out.last = sp.last;
   add_states<kExplain>(sp, v, rec, out);
   add_activations<kExplain>(sp, acts, v, explain, out);
   add_comm_buffers<kExplain>(sp, acts, v, rec, out);

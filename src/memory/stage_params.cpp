@@ -8,6 +8,13 @@
 
 namespace gpuplan::memory {
 
+std::int64_t padded_vocab(std::int64_t vocab, const TrainingConfig& training, const Layout& layout) {
+  const std::int64_t divisible_by =
+      training.vocab_divisible_by > 0 ? training.vocab_divisible_by : (layout.impl == Impl::megatron ? 128 : 1);
+  const std::int64_t multiple = divisible_by * layout.tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
 std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, const ParamCounts* pc) {
   std::vector<StageParams> out(static_cast<std::size_t>(l.pp));
   const double tp = static_cast<double>(l.tp);
@@ -28,7 +35,10 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
   const double dense_layer = dense_part(pc->dense_layer);
   const double moe_layer_dense = dense_part(pc->moe_layer);
   const double moe_layer_expert = static_cast<double>(pc->moe_layer.routed_experts) / expert_split;
-  const double token_embedding = static_cast<double>(pc->token_embedding) / tp;
+  // Padding adds rows to the embedding and output layer alike.
+  const double vocab_rows = static_cast<double>(padded_vocab(m.vocab, in.training, l)) / tp;
+  const double vocab_growth = vocab_rows * tp / static_cast<double>(m.vocab);
+  const double token_embedding = static_cast<double>(pc->token_embedding) * vocab_growth / tp;
   const double other_embedding = static_cast<double>(pc->embedding - pc->token_embedding);
   const PipelineSplit split = pipeline_split(m.layers, l);
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -41,6 +51,9 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
         const auto [begin, end] = split.chunk(static_cast<std::int64_t>(i), chunk);
         for (std::int64_t layer = begin; layer < end; ++layer) sp.moe_layers += m.is_moe_layer(layer) ? 1 : 0;
       }
+    if (l.impl == Impl::megatron)
+      sp.wgrad_buffer_elements = te_wgrad_buffer_elements(m, l, sp.layers > sp.moe_layers, sp.moe_layers > 0);
+    sp.vocab_rows = vocab_rows;
     const double dense_layers = static_cast<double>(sp.layers - sp.moe_layers);
     const double moe_layers = static_cast<double>(sp.moe_layers);
     sp.dense = dense_layers * dense_layer + moe_layers * moe_layer_dense;
@@ -51,7 +64,7 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
       sp.embedding += token_embedding + other_embedding;
     }
     if (sp.last) {
-      sp.embedding += static_cast<double>(pc->lm_head) / tp;
+      sp.embedding += static_cast<double>(pc->lm_head) * vocab_growth / tp;
       sp.dense += static_cast<double>(pc->final_norm);
       if (m.tied_embeddings && l.pp > 1) sp.embedding += token_embedding;
     }

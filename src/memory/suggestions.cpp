@@ -66,9 +66,13 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
   if (in.model && base.recompute != Recompute::full)
     candidates.push_back({"--recompute full", "keep only each layer's input; recompute the layer in backward",
                           [](MemoryInputs& m) { m.layout.recompute = Recompute::full; m.layout.recompute_layers = -1; }});
-  if (in.model && !in.training.fused_loss)
-    candidates.push_back({"--fused-loss", "fused/chunked output layer + cross-entropy: logits never materialized",
-                          [](MemoryInputs& m) { m.training.fused_loss = true; }});
+  const Loss loss = in.training.loss;
+  if (in.model && in.layout.impl == Impl::megatron && (loss == Loss::unfused || loss == Loss::fused_native))
+    candidates.push_back({"--loss fused-te", "Transformer Engine's fused cross-entropy: 16-bit logits, no fp32 softmax",
+                          [](MemoryInputs& m) { m.training.loss = Loss::fused_te; }});
+  if (in.model && loss != Loss::chunked)
+    candidates.push_back({"--loss chunked", "fused/chunked output layer + cross-entropy: logits never materialized",
+                          [](MemoryInputs& m) { m.training.loss = Loss::chunked; }});
   if (in.training.micro_batch > 1)
     candidates.push_back({fmt::format("--micro-batch {}", in.training.micro_batch / 2),
                           "halve the micro-batch; gradient accumulation keeps the global batch",

@@ -21,6 +21,10 @@ StageReport stage_report(const StageMemory& st, bool activations_known) {
   s.comm_buffers = st.comm_buffers;
   s.runtime = st.runtime;
   s.total = st.total;
+  s.wgrad_buffers = st.wgrad_buffers;
+  s.allocated_peak = st.allocated_peak;
+  s.reserved_peak = st.reserved_peak;
+  s.outside_torch = st.outside_torch;
   s.peak_phase = st.peak_phase;
   s.phases = MemoryPhases{st.forward_peak, st.backward_peak, st.optimizer_peak};
   s.stage = st.stage;
@@ -60,6 +64,7 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   m.stage = r.worst_stage;
   m.activations_known = r.activations_known;
   m.params.total = static_cast<std::int64_t>(r.params_total + 0.5);
+  if (r.vocab_padded > 0) m.vocab_padded = r.vocab_padded;
   m.layout = LayoutSummary{r.gpus,         r.dp,           in.layout.tp, in.layout.pp, in.layout.cp,
                            in.layout.ep, in.layout.zero, r.microbatches};
   m.training = TrainingSummary{in.model ? in.model->name : std::string(), to_string(in.training.precision),

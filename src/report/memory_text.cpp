@@ -21,6 +21,7 @@ constexpr Component kComponents[] = {
     {"optimizer states", &StageReport::optimizer_states, nullptr},
     {"activations", nullptr, &StageReport::activations},
     {"logits and loss", nullptr, &StageReport::logits},
+    {"weight-gradient buffers (TE)", &StageReport::wgrad_buffers, nullptr},
     {"communication buffers", &StageReport::comm_buffers, nullptr},
     {"runtime (context, comms, allocator)", &StageReport::runtime, nullptr},
 };
@@ -36,12 +37,19 @@ std::string stage_table(const StageReport& st, bool explain) {
     std::string value;
     if (c.field != nullptr) value = gb(st.*c.field);
     else value = (st.*c.unknown_when_null) ? gb(*(st.*c.unknown_when_null)) : "unknown (no architecture)";
+    if (c.field == &StageReport::wgrad_buffers && st.wgrad_buffers == 0) continue;   // megatron only
     out += fmt::format("  {:<36} {:>24}\n", c.label, value);
     if (c.field == &StageReport::optimizer_states)
       out += fmt::format("  {:<36} {:>24}\n", "= model states",
                          gb(st.weights + st.master_weights + st.gradients + st.optimizer_states));
   }
-  out += fmt::format("  {:<36} {:>24}   peak at {}\n", "total (peak over the step)", gb(st.total), st.peak_phase);
+  out += fmt::format("  {:<36} {:>24}   torch.cuda.max_memory_allocated\n", "allocated peak (tensors)",
+                     gb(st.allocated_peak));
+  out += fmt::format("  {:<36} {:>24}   torch.cuda.max_memory_reserved\n", "reserved peak (caching allocator)",
+                     gb(st.reserved_peak));
+  out += fmt::format("  {:<36} {:>24}   GPU context, communicator buffers\n", "outside PyTorch", gb(st.outside_torch));
+  out += fmt::format("  {:<36} {:>24}   peak at {}\n", "total = reserved + outside PyTorch", gb(st.total),
+                     st.peak_phase);
   out += fmt::format("  {:<36} forward end {}, backward {}, optimizer step {}\n", "phases", gb(st.phases.forward_end),
                      gb(st.phases.backward), gb(st.phases.optimizer_step));
   if (st.offloaded_to_host)
@@ -113,9 +121,10 @@ std::string to_text(const MemoryResult& r, bool explain) {
   std::string out = fmt::format("Model {} on {}: tp {} x pp {} x cp {} x dp {}{}, ZeRO {}\n", name,
                                 format_quantity(l.gpus, "GPU", "GPUs"), l.tp, l.pp, l.cp, l.dp,
                                 l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.zero);
-  out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} per step\n",
+  out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} per step{}\n",
                      r.training.precision, r.training.optimizer, r.training.seq_len, r.training.micro_batch,
-                     format_quantity(l.microbatches, "microbatch", "microbatches"));
+                     format_quantity(l.microbatches, "microbatch", "microbatches"),
+                     r.vocab_padded ? fmt::format(", vocabulary {} (as padded)", *r.vocab_padded) : "");
   out += gpu_line(r) + "\n";
   if (r.stages) {
     for (const auto& st : *r.stages) out += stage_table(st, explain);

@@ -77,8 +77,8 @@ std::string nothing_fits(const PlanResult& r) {
     out += fmt::format("    {}\n", p.command);
   }
   return out + (r.job.offload_searched
-                    ? "Options: more GPUs (--nodes), --fused-loss or an 8-bit optimizer.\n"
-                    : "Options: more GPUs (--nodes), --fused-loss, an 8-bit optimizer, or allow offload (drop "
+                    ? "Options: more GPUs (--nodes), --loss chunked or an 8-bit optimizer.\n"
+                    : "Options: more GPUs (--nodes), --loss chunked, an 8-bit optimizer, or allow offload (drop "
                       "--no-offload).\n");
 }
 

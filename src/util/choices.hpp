@@ -33,6 +33,10 @@ inline constexpr Named<PpSchedule> kPpSchedule[] = {
     {"1f1b", PpSchedule::one_f_one_b}, {"interleaved", PpSchedule::interleaved}};
 inline constexpr Named<Attention> kAttention[] = {{"eager", Attention::eager}, {"flash", Attention::flash}};
 inline constexpr Named<Impl> kImpl[] = {{"megatron", Impl::megatron}, {"torch-nn", Impl::torch_nn}, {"hf", Impl::hf}};
+inline constexpr Named<Loss> kLoss[] = {{"unfused", Loss::unfused},
+                                        {"fused-te", Loss::fused_te},
+                                        {"fused-native", Loss::fused_native},
+                                        {"chunked", Loss::chunked}};
 inline constexpr Named<Objective> kObjective[] = {
     {"step-time", Objective::step_time}, {"tokens-per-s", Objective::tokens_per_s}, {"cost", Objective::cost}};
 

@@ -47,7 +47,9 @@ struct TrainingOptions {
   std::string grad_dtype = "fp32";
   bool master_weights = true;
   double dropout = 0.0;
-  bool fused_loss = false;
+  std::string loss = "unfused";                // unfused | fused-te | fused-native | chunked
+  bool fused_loss = false;                     // older name of loss "chunked"
+  std::optional<std::int64_t> vocab_divisible_by;  // none: 128 with the megatron implementation, else 1
   bool operator==(const TrainingOptions&) const = default;
 };
 
@@ -160,7 +162,7 @@ struct RankingOptions {
 struct PlanRequest {
   ModelSource model;
   ModelOverrides overrides;
-  TrainingOptions training;                    // seq_len, global_batch (required), precision, optimizer, fused_loss
+  TrainingOptions training;                    // seq_len, global_batch (required), precision, optimizer, loss
   ClusterOptions cluster;
   HardwareOptions hardware;                    // gpu, gpu_memory, catalog
   std::optional<std::int64_t> gpus;            // use this many of the cluster's GPUs

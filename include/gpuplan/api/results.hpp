@@ -81,6 +81,10 @@ struct StageReport {
   std::int64_t weights = 0, master_weights = 0, gradients = 0, optimizer_states = 0;
   Nullable<std::int64_t> activations, logits;  // null with a parameter count alone
   std::int64_t comm_buffers = 0, runtime = 0, total = 0;
+  std::int64_t wgrad_buffers = 0;              // Transformer Engine's cached weight-gradient buffers (megatron)
+  // total = reserved_peak + outside_torch; allocated_peak is what torch.cuda.max_memory_allocated would show,
+  // reserved_peak what the caching allocator holds, outside_torch the CUDA context and NCCL buffers.
+  std::int64_t allocated_peak = 0, reserved_peak = 0, outside_torch = 0;
   std::string peak_phase;
   MemoryPhases phases;
   std::int64_t stage = 0, layers = 0, in_flight_microbatches = 0;
@@ -118,6 +122,7 @@ struct MemoryResult {
   std::int64_t stage = 0;                      // which stage is the worst
   bool activations_known = true;
   ByteTotal params;
+  std::optional<std::int64_t> vocab_padded;    // the vocabulary as the output layer holds it (with a model)
   LayoutSummary layout;
   TrainingSummary training;
   std::optional<std::vector<StageReport>> stages;   // every stage (all_stages)
