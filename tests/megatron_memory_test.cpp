@@ -147,3 +147,79 @@ TEST(MegatronMemory, PlanHonoursTheGradientDtypeAndTheLoss) {
   EXPECT_NE(best.command.find("--grad-dtype bf16"), std::string::npos) << best.command;
   EXPECT_NE(best.command.find("--loss fused-te"), std::string::npos) << best.command;
 }
+
+TEST(MegatronMemory, TransformerEngineBefore23AllocatesOneDummyPerBackward) {
+  // Before TE 2.3 each Linear's backward allocates its dummy weight gradient and Megatron's hook frees it: no
+  // cached buffers, one weight's worth during a layer's backward. At TP 1 the buffers are QKV [10240, 8192],
+  // projection [8192, 8192], fc1 [57344, 8192] and fc2 [8192, 28672] in bf16; the largest is fc1. Stage 0 peaks in
+  // a layer's backward, so its peak drops by the four buffers and gains fc1's.
+  const double buffers = 2.0 * (10240.0 * 8192 + 8192.0 * 8192 + 57344.0 * 8192 + 8192.0 * 28672);
+  const double fc1 = 2.0 * 57344 * 8192;
+  api::MemoryRequest older = b200_run(1, 2);
+  older.training.te_version = "2.2";
+  const api::MemoryResult before = api::run(older);
+  const api::MemoryResult now = api::run(b200_run(1, 2));
+  EXPECT_EQ(now.stages->at(0).wgrad_buffers, static_cast<std::int64_t>(buffers));
+  EXPECT_EQ(before.stages->at(0).wgrad_buffers, 0);
+  EXPECT_NEAR(static_cast<double>(before.stages->at(0).allocated_peak - now.stages->at(0).allocated_peak),
+              fc1 - buffers, 1.0);
+  older.training.te_version = "two";
+  EXPECT_THROW(api::run(older), gpuplan::InputError);
+}
+
+TEST(MegatronMemory, BusiestExpertRankHoldsItsShareOfRoutedTokens) {
+  // Mixtral-8x7B (hidden 4096, 8 experts of width 14336, top-2, 32 MoE layers) on one stage, tp 2 with sequence
+  // parallelism, ep 8, sequence 4096, micro-batch 1. Each rank routes its 2048 tokens twice and the expert-TP pair
+  // gathers them: 4096 x 2 = 8192 dispatched rows when balanced. Per row a layer keeps the fc1 input (4096), the
+  // gate and up outputs (2 x 14336 / 2) and the fc2 input (14336 / 2) in bf16, and the routing probability
+  // (bf16): 2 x (4096 + 14336 + 7168 + 1) bytes.
+  api::MemoryRequest r;
+  r.model.name_or_path = "mixtral-8x7b";
+  r.layout.gpus = 16;
+  r.layout.tp = 2;
+  r.layout.ep = 8;
+  r.layout.sequence_parallel = true;
+  r.layout.zero = 1;
+  r.training.seq_len = 4096;
+  const std::int64_t balanced = *api::run(r).per_gpu.activations;
+  r.training.moe_imbalance = 1.5;
+  const std::int64_t busiest = *api::run(r).per_gpu.activations;
+  const double per_row = 2.0 * (4096 + 14336 + 7168 + 1);
+  EXPECT_NEAR(static_cast<double>(busiest - balanced), 32 * 0.5 * 8192 * per_row, 1.0);
+  // Padding every expert to a capacity factor of 2 keeps twice the balanced rows, whatever the imbalance.
+  r.training.moe_capacity_factor = 2.0;
+  r.training.moe_pad_to_capacity = true;
+  const std::int64_t padded = *api::run(r).per_gpu.activations;
+  EXPECT_NEAR(static_cast<double>(padded - balanced), 32 * 1.0 * 8192 * per_row, 1.0);
+  // Before Megatron-Core 0.13 the weighted unpermute kept the expert outputs (2048 x 2 rows of 4096, bf16) and no
+  // per-row probability.
+  r.training.moe_capacity_factor.reset();
+  r.training.moe_pad_to_capacity = false;
+  r.training.moe_imbalance = 1.0;
+  r.training.megatron_version = "0.12";
+  const std::int64_t older = *api::run(r).per_gpu.activations;
+  EXPECT_NEAR(static_cast<double>(older - balanced), 32 * (2.0 * 4096 * 4096 - 2.0 * 8192), 1.0);
+}
+
+TEST(MegatronMemory, RingAttentionBuffersOfContextParallelism) {
+  // Llama-3.1-8B (32 query heads and 8 key/value heads of 128) at cp 4, sequence 32768: 8192 local tokens.
+  // The query is 8192 x 4096 x 2 bytes, K and V 8192 x 2 x 1024 x 2, the fp32 log-sum-exp 8192 x 32 x 4.
+  // Forward, the last rank of the ring holds the 3 K/V chunks it received and 4 per-step outputs and statistics.
+  const double query = 8192.0 * 4096 * 2, key_value = 8192.0 * 2048 * 2, logsumexp = 8192.0 * 32 * 4;
+  api::MemoryRequest r;
+  r.model.name_or_path = "llama-3.1-8b";
+  r.layout.gpus = 4;
+  r.layout.cp = 4;
+  r.layout.zero = 1;
+  r.training.seq_len = 32768;
+  r.training.loss = "chunked";   // no logits: the forward peak is inside a layer
+  r.explain = true;
+  const api::MemoryResult m = api::run(r);
+  bool found = false;
+  for (const auto& term : *m.per_gpu.terms) {
+    if (term.name.find("ring attention: received") == std::string::npos) continue;
+    found = true;
+    EXPECT_NEAR(static_cast<double>(term.bytes), 3 * key_value + 4 * (query + logsumexp), 1.0);
+  }
+  EXPECT_TRUE(found);
+}

@@ -28,6 +28,15 @@ enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and bu
 //   chunked       fused linear + cross-entropy over chunks: the logits are never materialized
 enum class Loss { unfused, fused_te, fused_native, chunked };
 
+// The Transformer Engine release the megatron terms follow unless told otherwise (major x 100 + minor).
+inline constexpr std::int64_t kDefaultTeVersion = 211;
+// The first release that caches its weight-gradient buffers (NVIDIA/TransformerEngine#1651).
+inline constexpr std::int64_t kTeCachedWgradVersion = 203;
+// The Megatron-Core release the megatron terms follow unless told otherwise, and the first that applies the
+// routing probabilities in the expert activation (its CHANGELOG for 0.13.0).
+inline constexpr std::int64_t kDefaultMegatronVersion = 15;
+inline constexpr std::int64_t kMegatronProbsInActivationVersion = 13;
+
 struct TrainingConfig {
   std::int64_t seq_len = 2048;
   std::int64_t micro_batch = 1;
@@ -41,6 +50,15 @@ struct TrainingConfig {
   // Megatron-LM pads the vocabulary to a multiple of this x TP (--make-vocab-size-divisible-by); 0: the
   // implementation's default (128 for megatron, no padding for torch-nn and hf).
   std::int64_t vocab_divisible_by = 0;
+  // Transformer Engine release as major x 100 + minor (2.11 -> 211): from 2.3 on TE caches one weight-gradient
+  // buffer per Linear shape; before, each backward allocates one that Megatron's gradient hook frees.
+  std::int64_t te_version = kDefaultTeVersion;
+  // Megatron-Core release as major x 100 + minor (0.15 -> 15): from 0.13 on the routing probabilities are applied
+  // in the expert activation, so the combine keeps nothing.
+  std::int64_t megatron_version = kDefaultMegatronVersion;
+  double moe_imbalance = 1.0;           // tokens the busiest expert rank receives over its balanced share
+  double moe_capacity_factor = 0;       // Megatron's --moe-expert-capacity-factor; 0: dropless
+  bool moe_pad_to_capacity = false;     // --moe-pad-expert-input-to-capacity: every expert gets its capacity
 };
 
 struct Layout {

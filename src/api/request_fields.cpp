@@ -83,6 +83,22 @@ void add_loss(FieldList& f, TrainingOptions& t) {
         "Pad the vocabulary to a multiple of this x TP, as Megatron-LM does (default 128 with --impl megatron, "
         "1 = no padding, the default of the other implementations)",
         kTraining, Bounds{.minimum = 1, .maximum = 1e6});
+  f.add(&t.te_version, "te_version", "training.te_version",
+        "Transformer Engine release the megatron terms follow, MAJOR.MINOR: from 2.3 on TE keeps one weight-gradient "
+        "buffer per Linear shape (default 2.11)",
+        kTraining, "VERSION");
+  f.add(&t.megatron_version, "megatron_version", "training.megatron_version",
+        "Megatron-Core release the megatron terms follow, MAJOR.MINOR: from 0.13 on the MoE routing probabilities "
+        "are applied in the expert activation (default 0.15)",
+        kTraining, "VERSION");
+  f.add(&t.moe_imbalance, "moe_imbalance", "training.moe_imbalance",
+        "MoE: tokens the busiest expert rank receives over its balanced share (default 1.0 = balanced)", kTraining,
+        Bounds{.minimum = 1, .maximum = 1e4});
+  f.add(&t.moe_capacity_factor, "moe_capacity_factor", "training.moe_capacity_factor",
+        "MoE: Megatron's --moe-expert-capacity-factor, tokens beyond it are dropped (default: dropless)", kTraining,
+        Bounds{.minimum = 0.01, .maximum = 1e4});
+  f.add(&t.moe_pad_to_capacity, "moe_pad_to_capacity", "training.moe_pad_to_capacity",
+        "MoE: Megatron's --moe-pad-expert-input-to-capacity, every expert gets its full capacity", kTraining);
 }
 
 // The training options of memory and estimate (plan takes the subset in add_plan_training).

@@ -1,6 +1,9 @@
 // The job of a request: training setup, layout, overheads and the usable memory of a GPU.
 #include <fmt/format.h>
 
+#include <string>
+#include <string_view>
+
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
@@ -22,6 +25,26 @@ std::shared_ptr<const HardwareCatalog> resolve_catalog(const std::vector<FileInp
   return catalog;
 }
 
+namespace {
+
+// "2.11" -> 211: a release as major x 100 + minor.
+std::int64_t release(const std::string& given, const char* field, std::int64_t oldest) {
+  const std::size_t dot = given.find('.');
+  const auto digits = [](std::string_view part) {
+    return !part.empty() && part.size() <= 2 &&
+           part.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  const std::string_view text(given);
+  if (dot == std::string::npos || !digits(text.substr(0, dot)) || !digits(text.substr(dot + 1)))
+    throw InputError(field, "'" + given + "'", "a release as MAJOR.MINOR, e.g. 2.11 or 0.13");
+  const std::int64_t version = std::stoll(given.substr(0, dot)) * 100 + std::stoll(given.substr(dot + 1));
+  if (version < oldest)
+    throw InputError(field, "'" + given + "'", fmt::format("{}.{} or later", oldest / 100, oldest % 100));
+  return version;
+}
+
+}  // namespace
+
 TrainingConfig resolve_training(const TrainingOptions& t) {
   TrainingConfig c;
   c.seq_len = t.seq_len;
@@ -40,6 +63,14 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
     c.loss = Loss::chunked;
   }
   c.vocab_divisible_by = t.vocab_divisible_by.value_or(0);
+  c.te_version = release(t.te_version, "training.te_version", 100);
+  c.megatron_version = release(t.megatron_version, "training.megatron_version", 1);
+  c.moe_imbalance = t.moe_imbalance;
+  c.moe_capacity_factor = t.moe_capacity_factor.value_or(0);
+  c.moe_pad_to_capacity = t.moe_pad_to_capacity;
+  if (c.moe_pad_to_capacity && c.moe_capacity_factor == 0)
+    throw InputError("training.moe_pad_to_capacity", "without moe_capacity_factor",
+                     "a capacity factor to pad to (Megatron requires --moe-expert-capacity-factor)");
   return c;
 }
 

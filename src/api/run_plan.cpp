@@ -130,6 +130,7 @@ std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p
   if (r.training.grad_dtype != "fp32") cmd += " --grad-dtype " + r.training.grad_dtype;
   const Loss loss = job.inputs.base.training.loss;
   if (loss != Loss::unfused) cmd += fmt::format(" --loss {}", to_string(loss));
+  if (r.training.te_version != TrainingOptions{}.te_version) cmd += " --te-version " + r.training.te_version;
   if (r.training.vocab_divisible_by)
     cmd += fmt::format(" --make-vocab-size-divisible-by {}", *r.training.vocab_divisible_by);
   return cmd + " " + layout_flags(p);

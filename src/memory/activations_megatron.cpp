@@ -10,7 +10,50 @@ namespace gpuplan::memory {
 namespace {
 constexpr const char* kKorthikanti = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4.1";
 constexpr const char* kFlash = "FlashAttention saves q, k, v, output and fp32 logsumexp (Dao 2022)";
-constexpr const char* kMoe = "Megatron-Core MoE token dispatcher and grouped experts (balanced routing)";
+constexpr const char* kMoeRouter = "Megatron-Core 0.13+ moe/router.py, moe_utils.py (TopKRouter)";
+constexpr const char* kMoeDispatcher = "Megatron-Core 0.13+ moe/token_dispatcher.py (alltoall), moe_utils.py permute";
+constexpr const char* kMoeExperts = "Megatron-Core 0.13+ moe/experts.py TEGroupedMLP, fusions/fused_bias_swiglu.py";
+constexpr const char* kMoeShared = "Megatron-Core moe/shared_experts.py";
+
+double routed_tokens(const ActivationContext& c, const Shapes& x) {
+  // With sequence parallelism each rank routes its own tokens and the expert-TP group gathers them; the busiest
+  // rank receives routed_share times the balanced count (imbalance, or the capacity it is padded or capped to).
+  const ModelConfig& m = *c.model;
+  return x.tokens * static_cast<double>(m.moe.top_k) * (c.sequence_parallel ? c.etp / c.tp : 1.0) * c.routed_share;
+}
+
+// One MoE layer's saved tensors under the alltoall dispatcher with TE grouped GEMMs.
+void megatron_moe_terms(const ActivationContext& c, const Shapes& x, double seq_split, Ledger& g) {
+  const ModelConfig& m = *c.model;
+  const double local_tokens = x.tokens / seq_split;
+  const double experts = static_cast<double>(m.moe.routed_experts);
+  const double top_k = static_cast<double>(m.moe.top_k);
+  const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
+  const double up_outputs = x.gated ? 2.0 : 1.0;
+  const double routed = routed_tokens(c, x);
+  // The router saves the pre-MLP norm output; a shared expert's fc1 saves the same storage, counted once.
+  g.add("router input (the pre-MLP norm output)", c.element_bytes * local_tokens * x.hidden, kMoeRouter);
+  g.add("router top-k probabilities (fp32) and indices (int64)", 12.0 * local_tokens * top_k, kMoeRouter);
+  g.add("routing probabilities and map the dispatcher holds", (c.element_bytes + 1.0) * local_tokens * experts,
+        kMoeDispatcher);
+  g.add("token permutation indices (int64)", 16.0 * local_tokens * top_k, kMoeDispatcher);
+  g.add("dispatched tokens (expert fc1 input)", c.element_bytes * routed * x.hidden, kMoeExperts);
+  g.add(x.gated ? "expert gate and up outputs" : "expert fc1 output", up_outputs * c.element_bytes * routed * fe / c.etp,
+        kMoeExperts);
+  g.add("expert down-projection input", c.element_bytes * routed * fe / c.etp, kMoeExperts);
+  if (c.probs_in_activation) {
+    g.add("routing probability of each dispatched token", c.element_bytes * routed, kMoeExperts);
+  } else {
+    g.add("expert outputs kept by the weighted unpermute (before Megatron-Core 0.13)",
+          c.element_bytes * local_tokens * top_k * x.hidden, kMoeDispatcher);
+  }
+  const double shared_f = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
+  if (shared_f > 0) {
+    g.add("shared expert up outputs", up_outputs * c.element_bytes * x.tokens * shared_f / c.tp, kMoeShared);
+    g.add("shared expert down-projection input", c.element_bytes * x.tokens * shared_f / c.tp, kMoeShared);
+  }
+}
+
 }  // namespace
 
 double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g) {
@@ -43,25 +86,7 @@ double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer,
           up_outputs * c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
     g.add("down-projection input", c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
   } else {
-    const ModelConfig& m = *c.model;
-    const double experts = static_cast<double>(m.moe.routed_experts);
-    const double top_k = static_cast<double>(m.moe.top_k);
-    const double fe = static_cast<double>(m.moe.expert_ffn_hidden);
-    g.add("router input", c.element_bytes * x.tokens * x.hidden / seq_split, kMoe);
-    g.add("router scores (fp32)", 4.0 * x.tokens * experts / seq_split, kMoe);
-    // With sequence parallelism the dispatcher gathers the TP group's tokens; experts split f over expert-TP.
-    const double routed_tokens = x.tokens * top_k * (c.sequence_parallel ? c.etp / c.tp : 1.0);
-    g.add("dispatched tokens (expert input)", c.element_bytes * routed_tokens * x.hidden, kMoe);
-    g.add(x.gated ? "expert gate and up outputs" : "expert fc1 output", up_outputs * c.element_bytes * routed_tokens * fe / c.etp,
-          kMoe);
-    g.add("expert down-projection input", c.element_bytes * routed_tokens * fe / c.etp, kMoe);
-    g.add("expert outputs before combine", c.element_bytes * routed_tokens * x.hidden, kMoe);
-    const double shared_f = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
-    if (shared_f > 0) {
-      g.add("shared expert input", c.element_bytes * x.tokens * x.hidden / seq_split, kMoe);
-      g.add("shared expert up outputs", up_outputs * c.element_bytes * x.tokens * shared_f / c.tp, kMoe);
-      g.add("shared expert down-projection input", c.element_bytes * x.tokens * shared_f / c.tp, kMoe);
-    }
+    megatron_moe_terms(c, x, seq_split, g);
   }
   if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
   return g.total() - before;
@@ -78,8 +103,7 @@ double megatron_layer_backward_bytes(const ActivationContext& c) {
   double widest = c.element_bytes * x.tokens * up_outputs * x.ffn / c.tp;
   const ModelConfig& m = *c.model;
   if (m.is_moe()) {
-    const double routed_tokens = x.tokens * static_cast<double>(m.moe.top_k) * (c.sequence_parallel ? c.etp / c.tp : 1.0);
-    widest = std::max(widest, c.element_bytes * routed_tokens * up_outputs *
+    widest = std::max(widest, c.element_bytes * routed_tokens(c, x) * up_outputs *
                                   static_cast<double>(m.moe.expert_ffn_hidden) / c.etp);
   }
   // Attention's backward: the gradients of query, key and value beside that of the projection's input.

@@ -44,7 +44,8 @@ struct StageParams {
   double expert = 0;           // sharded over the expert-data-parallel group
   double largest_layer = 0;    // one layer's parameters on this rank (ZeRO-3 gather unit)
   double embedding = 0;        // embedding or output-layer parameters on this rank
-  double wgrad_buffer_elements = 0;  // Transformer Engine's cached weight-gradient buffers (megatron)
+  double wgrad_buffer_elements = 0;  // Transformer Engine's cached weight-gradient buffers (megatron, TE 2.3+)
+  double wgrad_dummy_elements = 0;   // before TE 2.3: the largest dummy weight gradient, alive during a backward
   double vocab_rows = 0;       // rows of the embedding / output layer on this rank (padded vocabulary / TP)
   bool first = false;
   bool last = false;
@@ -53,7 +54,11 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& layo
 
 // Elements of Transformer Engine's cached weight-gradient buffers on a rank holding dense and/or MoE layers: one
 // buffer per distinct Linear weight shape (src/memory/wgrad_buffers.cpp).
-double te_wgrad_buffer_elements(const ModelConfig& model, const Layout& layout, bool dense_layers, bool moe_layers);
+struct TeWgradElements {
+  double distinct = 0;   // the sum over distinct shapes (the cached buffers)
+  double largest = 0;    // the largest shape (the one dummy alive at a time without the cache)
+};
+TeWgradElements te_wgrad_elements(const ModelConfig& model, const Layout& layout, bool dense_layers, bool moe_layers);
 
 // The vocabulary as the embedding and output layer hold it. Megatron-LM pads it to a multiple of
 // make_vocab_size_divisible_by x TP (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding), 128 by
@@ -96,6 +101,8 @@ struct ActivationContext {
   bool selective = false;
   Impl impl = Impl::megatron;
   bool fp32_compute = false;   // torch-nn under fp32: no autocast copies
+  double routed_share = 1.0;   // MoE: the busiest rank's dispatched tokens over the balanced count
+  bool probs_in_activation = true;  // Megatron-Core 0.13+: routing probabilities applied in the expert activation
 };
 
 // Bytes one decoder layer saves for backward, one microbatch.

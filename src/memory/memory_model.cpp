@@ -100,6 +100,10 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   ctx.selective = selective;
   ctx.impl = shape_.impl;
   ctx.fp32_compute = tr.precision == Precision::fp32;
+  ctx.routed_share = tr.moe_pad_to_capacity      ? tr.moe_capacity_factor
+                     : tr.moe_capacity_factor > 0 ? std::min(tr.moe_imbalance, tr.moe_capacity_factor)
+                                                  : tr.moe_imbalance;
+  ctx.probs_in_activation = tr.megatron_version >= kMegatronProbsInActivationVersion;
   return ctx;
 }
 
@@ -129,7 +133,7 @@ void MemoryModel::add_microbatch_buffers(const ActivationContext& ctx, Activatio
   const double seq_split = ctx.sequence_parallel ? ctx.tp : 1.0;
   if (l.pp > 1) a.pipeline_buffers = 2.0 * e * tokens * h / seq_split;
   if (l.impl == Impl::megatron && ctx.sequence_parallel) a.sequence_parallel_buffer = e * tokens * h;
-  if (l.cp > 1) {
+  if (l.cp > 1 && l.impl != Impl::megatron) {
     const double kv = static_cast<double>(model.kv_heads * model.head_width());
     a.context_parallel_buffers = 2.0 * 2.0 * e * tokens * kv / ctx.tp;
   }
@@ -139,9 +143,24 @@ void MemoryModel::add_microbatch_buffers(const ActivationContext& ctx, Activatio
     return;
   }
   a.backward_temp = megatron_layer_backward_bytes(ctx);
+  if (l.cp > 1) add_context_parallel_transients(ctx, static_cast<double>(l.cp), a);
   Ledger ignored("backward phase", nullptr);
   a.output_backward = output_backward_bytes(ctx, job_->inputs->training, ignored);
   a.embedding_backward = e * ctx.vocab / ctx.tp * h;
+}
+
+// Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P, Megatron's default --cp-comm-type p2p) in one
+// layer: forward holds every K/V chunk it received and each step's output until it returns (the last rank of the
+// ring keeps cp outputs of the local query's size); backward exchanges K/V and their gradients in two send/receive
+// pairs beside the query gradients of the whole and of one step.
+void MemoryModel::add_context_parallel_transients(const ActivationContext& ctx, double cp, ActivationTable& a) const {
+  const Shapes x = shapes_of(ctx);
+  const double e = job_->element_bytes;
+  const double query = e * x.tokens * x.q_width / ctx.tp;
+  const double key_value = e * x.tokens * (x.kv_width + (x.mla ? x.v_width : x.kv_width)) / ctx.tp;
+  const double logsumexp = 4.0 * x.tokens * x.heads / ctx.tp;
+  a.context_parallel_forward = (cp - 1) * key_value + cp * (query + logsumexp);
+  a.context_parallel_backward = 4 * key_value + 3 * query + logsumexp / 2;
 }
 
 MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v) const {

@@ -53,6 +53,8 @@ struct ActivationTable {
   double backward_temp = 0;          // one layer's backward: the gradients it allocates beyond what it frees
   double output_backward = 0;        // megatron, last stage: the output layer's backward (output_backward_bytes)
   double embedding_backward = 0;     // megatron, first stage: the embedding's dense 16-bit weight gradient
+  double context_parallel_forward = 0;   // megatron, cp > 1: TE ring attention's forward buffers in one layer
+  double context_parallel_backward = 0;  // and its backward's K/V and gradient exchange buffers
 };
 
 // The worst stage of a variant, as the search needs it.
@@ -92,6 +94,7 @@ class MemoryModel {
     double activations = 0, logits = 0, working = 0, comm = 0, runtime = 0;
     double one_microbatch = 0;       // the stored activations of one microbatch (freed by its backward)
     double wgrad_buffers = 0;        // Transformer Engine's cached weight-gradient buffers
+    double wgrad_dummy = 0;          // before TE 2.3: one Linear's dummy weight gradient during a backward
     double outside_torch = 0, reserve = 0;  // the runtime: outside PyTorch, and the allocator's reserve
     bool first = false, last = false;
     double forward = 0, backward = 0, optimizer_step = 0, peak = 0;   // the phases, without the runtime
@@ -121,6 +124,7 @@ class MemoryModel {
   double megatron_backward_transient(const ActivationTable& activations, const StageBytes& stage) const;
   ActivationContext context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const;
   void add_microbatch_buffers(const ActivationContext& context, ActivationTable& table) const;
+  void add_context_parallel_transients(const ActivationContext& context, double cp, ActivationTable& table) const;
 
   const MemoryJob* job_;
   Layout shape_;

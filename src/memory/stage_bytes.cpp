@@ -84,6 +84,7 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
            p.gradients * sb.gradients, kMegatronDistOpt);
     os.add("optimizer moments", p.optimizer * sb.optimizer, "docs/memory.md table 1");
   }
+  out.wgrad_dummy = sp.wgrad_dummy_elements * sb.weights;
   if (sp.wgrad_buffer_elements > 0) {
     Tally<kExplain> te("wgrad_buffers", rec);
     te.add("TE weight-gradient buffers, one per distinct Linear shape",
@@ -142,9 +143,19 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
   if (shape_.impl != Impl::megatron) return;
   terms.push_back(Term{"backward phase", "one layer's backward: widest gradient and residual gradient",
                        acts.backward_temp, "Megatron-Core MLP / TE linear backward; docs/memory.md"});
+  if (out.wgrad_dummy > 0)
+    terms.push_back(Term{"backward phase", "TE dummy weight gradient of one Linear (before TE 2.3)", out.wgrad_dummy,
+                         "Transformer Engine 1.2-2.2 module/linear.py (NVIDIA/TransformerEngine#507)"});
   if (sp.last) {
     Ledger output("backward phase", &terms);
     output_backward_bytes(ctx, job_->inputs->training, output);
+  }
+  if (acts.context_parallel_forward > 0) {
+    const char* ring = "Transformer Engine 2.x dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P";
+    terms.push_back(Term{"forward phase", "ring attention: received K/V chunks and per-step outputs",
+                         acts.context_parallel_forward, ring});
+    terms.push_back(Term{"backward phase", "ring attention: K/V and gradient exchange, query gradients",
+                         acts.context_parallel_backward, ring});
   }
   if (sp.first)
     terms.push_back(Term{"backward phase", "embedding weight gradient (dense 16-bit, until in main_grad)",
@@ -192,7 +203,7 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
 // the logits are gone; on the first stage the embedding's weight gradient, once this microbatch's activations are
 // freed.
 double MemoryModel::megatron_backward_transient(const ActivationTable& acts, const StageBytes& stage) const {
-  double transient = stage.working + acts.backward_temp;
+  double transient = stage.working + std::max(acts.backward_temp, acts.context_parallel_backward) + stage.wgrad_dummy;
   if (stage.last) transient = std::max({transient, stage.logits, acts.output_backward});
   if (stage.first) transient = std::max(transient, acts.embedding_backward - stage.one_microbatch);
   return transient;
@@ -212,7 +223,9 @@ void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v
   const double grads = out.gradients;
   const double backward_temp = acts.backward_temp;
   const double stored = out.activations, logits = out.logits, comm = out.comm;
-  out.forward = states_no_grad + (grads_persist ? grads : 0.0) + stored + logits + comm;
+  // Ring attention's buffers come and go inside a layer, before the logits exist.
+  out.forward = states_no_grad + (grads_persist ? grads : 0.0) + stored + comm +
+                std::max(logits, acts.context_parallel_forward);
   if (megatron) {
     out.backward = states_no_grad + grads + comm + stored + megatron_backward_transient(acts, out);
   } else {

@@ -51,8 +51,11 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
         const auto [begin, end] = split.chunk(static_cast<std::int64_t>(i), chunk);
         for (std::int64_t layer = begin; layer < end; ++layer) sp.moe_layers += m.is_moe_layer(layer) ? 1 : 0;
       }
-    if (l.impl == Impl::megatron)
-      sp.wgrad_buffer_elements = te_wgrad_buffer_elements(m, l, sp.layers > sp.moe_layers, sp.moe_layers > 0);
+    if (l.impl == Impl::megatron) {
+      const TeWgradElements wgrad = te_wgrad_elements(m, l, sp.layers > sp.moe_layers, sp.moe_layers > 0);
+      if (in.training.te_version >= kTeCachedWgradVersion) sp.wgrad_buffer_elements = wgrad.distinct;
+      else sp.wgrad_dummy_elements = wgrad.largest;
+    }
     sp.vocab_rows = vocab_rows;
     const double dense_layers = static_cast<double>(sp.layers - sp.moe_layers);
     const double moe_layers = static_cast<double>(sp.moe_layers);

@@ -3,7 +3,9 @@
 // tensor of the weight's shape instead. TE 2.x caches that dummy, one buffer per distinct (shape, dtype), for the
 // life of the process (transformer_engine/pytorch/module/base.py, get_dummy_wgrad); a GroupedLinear's experts share
 // one shape, so one buffer serves them all. The buffers are allocated at the first backward pass and never freed,
-// so every later peak carries them.
+// so every later peak carries them. Releases before 2.3 (NVIDIA/TransformerEngine#1651) allocate the dummy in each
+// backward instead, and Megatron's gradient hook frees it: one weight's worth at a time.
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -25,6 +27,11 @@ class ShapeSet {
     double sum = 0;
     for (std::size_t i = 0; i < size_; ++i) sum += shapes_[i].first * shapes_[i].second;
     return sum;
+  }
+  double largest() const {
+    double most = 0;
+    for (std::size_t i = 0; i < size_; ++i) most = std::max(most, shapes_[i].first * shapes_[i].second);
+    return most;
   }
 
  private:
@@ -67,8 +74,8 @@ void mlp_shapes(const ModelConfig& m, double width, double split, ShapeSet& set)
 
 }  // namespace
 
-double te_wgrad_buffer_elements(const ModelConfig& m, const Layout& l, bool dense_layers, bool moe_layers) {
-  if (!dense_layers && !moe_layers) return 0;
+TeWgradElements te_wgrad_elements(const ModelConfig& m, const Layout& l, bool dense_layers, bool moe_layers) {
+  if (!dense_layers && !moe_layers) return {};
   ShapeSet set;
   const double tp = static_cast<double>(l.tp);
   attention_shapes(m, tp, set);
@@ -78,7 +85,7 @@ double te_wgrad_buffer_elements(const ModelConfig& m, const Layout& l, bool dens
     if (m.moe.shared_experts > 0)
       mlp_shapes(m, as_double(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden), tp, set);
   }
-  return set.elements();
+  return {set.elements(), set.largest()};
 }
 
 }  // namespace gpuplan::memory

@@ -50,6 +50,11 @@ struct TrainingOptions {
   std::string loss = "unfused";                // unfused | fused-te | fused-native | chunked
   bool fused_loss = false;                     // older name of loss "chunked"
   std::optional<std::int64_t> vocab_divisible_by;  // none: 128 with the megatron implementation, else 1
+  std::string te_version = "2.11";             // Transformer Engine release, MAJOR.MINOR
+  std::string megatron_version = "0.15";       // Megatron-Core release, MAJOR.MINOR
+  double moe_imbalance = 1.0;
+  std::optional<double> moe_capacity_factor;   // none: dropless
+  bool moe_pad_to_capacity = false;
   bool operator==(const TrainingOptions&) const = default;
 };
 
