@@ -165,6 +165,9 @@ TEST(Properties, EveryReproduceCommandGivesTheSameNumbers) {
       "--model mixtral-8x7b --system dgx-h100 --nodes 2 --seq-len 4096 --global-batch 64",
       "--model llama-3.1-70b --system dgx-a100 --nodes 4 --seq-len 2048 --global-batch 128",
       "--model llama-3.1-405b --system dgx-h100 --nodes 16 --seq-len 8192 --global-batch 512 --pp 16",  // uneven
+      // Framework releases and MoE routing that are not the defaults travel with the command.
+      "--model mixtral-8x7b --system dgx-h100 --nodes 2 --seq-len 4096 --global-batch 64 --moe-imbalance 1.3 "
+      "--loss fused-te --megatron-version 0.12 --te-version 2.2 --grad-dtype bf16",
   };
   for (const std::string& job : jobs) {
     const auto plan = run_cli("plan " + job + " --top 3 --threads 1 --json");

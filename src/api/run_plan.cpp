@@ -122,18 +122,27 @@ std::string hardware_flags(const PlanRequest& r, const Job& job) {
   return s;
 }
 
+// The training options the plan was searched under that differ from estimate's defaults.
+std::string training_flags(const TrainingOptions& t, const TrainingConfig& resolved) {
+  const TrainingOptions defaults;
+  std::string flags;
+  if (t.precision != defaults.precision) flags += " --precision " + t.precision;
+  if (t.optimizer != defaults.optimizer) flags += " --optimizer " + t.optimizer;
+  if (t.grad_dtype != defaults.grad_dtype) flags += " --grad-dtype " + t.grad_dtype;
+  if (resolved.loss != Loss::unfused) flags += fmt::format(" --loss {}", to_string(resolved.loss));
+  if (t.te_version != defaults.te_version) flags += " --te-version " + t.te_version;
+  if (t.megatron_version != defaults.megatron_version) flags += " --megatron-version " + t.megatron_version;
+  if (t.vocab_divisible_by) flags += fmt::format(" --make-vocab-size-divisible-by {}", *t.vocab_divisible_by);
+  if (t.moe_imbalance != defaults.moe_imbalance) flags += fmt::format(" --moe-imbalance {}", t.moe_imbalance);
+  if (t.moe_capacity_factor) flags += fmt::format(" --moe-capacity-factor {}", *t.moe_capacity_factor);
+  if (t.moe_pad_to_capacity) flags += " --moe-pad-to-capacity";
+  return flags;
+}
+
 std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p) {
-  std::string cmd = fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}", model_flags(r),
-                                hardware_flags(r, job), r.training.seq_len, r.training.global_batch.value_or(0));
-  if (r.training.precision != "bf16") cmd += " --precision " + r.training.precision;
-  if (r.training.optimizer != "adam") cmd += " --optimizer " + r.training.optimizer;
-  if (r.training.grad_dtype != "fp32") cmd += " --grad-dtype " + r.training.grad_dtype;
-  const Loss loss = job.inputs.base.training.loss;
-  if (loss != Loss::unfused) cmd += fmt::format(" --loss {}", to_string(loss));
-  if (r.training.te_version != TrainingOptions{}.te_version) cmd += " --te-version " + r.training.te_version;
-  if (r.training.vocab_divisible_by)
-    cmd += fmt::format(" --make-vocab-size-divisible-by {}", *r.training.vocab_divisible_by);
-  return cmd + " " + layout_flags(p);
+  return fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}{} {}", model_flags(r),
+                     hardware_flags(r, job), r.training.seq_len, r.training.global_batch.value_or(0),
+                     training_flags(r.training, job.inputs.base.training), layout_flags(p));
 }
 
 PlanLayout plan_layout(const Plan& p, const Layout& l) {
