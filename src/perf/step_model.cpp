@@ -156,20 +156,29 @@ void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
     else
       tp_comm_per_layer_s_ = 2 * coll(Collective::allreduce, act_bytes, placement_.tp);
   }
-  double cp_per_layer_s = 0;
+  double cp_hop_s = 0;   // one ring step's K/V chunk to the next CP rank
   if (l.cp > 1) {
     const double kv_bytes = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
-    GroupPlacement pair{2, placement_.cp.ranks_per_node > 1 ? 2 : 1, placement_.cp.concurrent_groups_per_node};
-    cp_per_layer_s = static_cast<double>(l.cp - 1) * coll(Collective::sendrecv, kv_bytes, pair);
+    // The ring moves in lockstep: when it spans nodes, a node-crossing hop paces every step.
+    const bool ring_in_one_node = placement_.cp.ranks_per_node >= l.cp;
+    GroupPlacement pair{2, ring_in_one_node ? 2 : 1, placement_.cp.concurrent_groups_per_node};
+    cp_hop_s = coll(Collective::sendrecv, kv_bytes, pair);
   }
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
     const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.hidden * s.element_bytes;
     ep_comm_per_layer_s_ = 2 * coll(Collective::alltoall, bytes, placement_.ep);
   }
-  // CP ring steps hide behind the attention core.
-  cp_exposed_forward_s_ = std::max(0.0, cp_per_layer_s - core.forward_s);
-  cp_exposed_backward_s_ = std::max(0.0, 2 * cp_per_layer_s - core.backward_s);
+  // Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P): with the load-balanced split every one of the cp
+  // steps does the same work, and step i's compute hides the transfer step i + 1 waits for. Forward passes K/V
+  // cp - 1 times; backward passes K/V and their gradients together, and the gradients make one hop more after the
+  // last step to reach their owner, which nothing hides.
+  cp_exposed_forward_s_ = cp_exposed_backward_s_ = 0;
+  if (l.cp > 1) {
+    const double cp = static_cast<double>(l.cp);
+    cp_exposed_forward_s_ = (cp - 1) * std::max(0.0, cp_hop_s - core.forward_s / cp);
+    cp_exposed_backward_s_ = (cp - 1) * std::max(0.0, 2 * cp_hop_s - core.backward_s / cp) + cp_hop_s;
+  }
 }
 
 void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) {
