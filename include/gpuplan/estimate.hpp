@@ -3,6 +3,7 @@
 // the fabric, pipeline bubble, overlap; with throughput, MFU and HFU. Pure; see docs/estimate.md.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,19 @@ struct TimeOptions {
 };
 
 // Efficiency constants of the compute model for one GPU (data/perf.json; every value carries its source there).
+// Measured GEMM efficiencies of one GPU by shape (data/gemm/*.json): the fraction of the dense bf16 peak the
+// forward, input-gradient and weight-gradient GEMMs of a linear layer reach, keyed by its forward shape.
+struct GemmEfficiencyTable {
+  struct Entry {
+    double rows = 0, outputs = 0, inputs = 0;       // the forward GEMM: rows x inputs times inputs x outputs
+    double forward = 0, dgrad = 0, wgrad = 0;
+  };
+  std::string gpu, source;
+  std::vector<Entry> dense;                          // one linear layer
+  std::vector<Entry> grouped;                        // one expert of a grouped GEMM (MoE)
+  double best = 0;                                   // the highest efficiency of any entry
+};
+
 struct PerfConstants {
   double gemm_max_efficiency = 0;        // fraction of the dense peak a large, square GEMM reaches
   double gemm_memory_efficiency = 0;     // fraction of HBM peak a GEMM's operand traffic reaches
@@ -42,7 +56,12 @@ struct PerfConstants {
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)
+  double measured_gemm_efficiency = 1;   // 1: use data/gemm/'s measured table for this GPU where there is one
   std::string source;                    // which entry of data/perf.json (and overlays) these came from
+  // Measured 16-bit GEMM efficiencies by shape for this GPU, when data/gemm/ has them; otherwise (null) linear
+  // layers use gemm_max_efficiency with wave quantization, an assumed constant.
+  std::shared_ptr<const GemmEfficiencyTable> gemm_table;
+  const std::string& gemm_efficiency_source() const;  // the table's source, or "assumed: ..."
 };
 
 // The constants for `gpu` from data/perf.json, patched by each overlay JSON text (same schema; "-" names a

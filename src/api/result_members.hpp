@@ -85,7 +85,8 @@ GPUPLAN_MEMBERS(ThroughputReport, member("tokens_per_s", &T::tokens_per_s),
                 member("flop_convention", &T::flop_convention));
 GPUPLAN_MEMBERS(ClusterReport, member("origin", &T::origin), member("gpu", &T::gpu), member("nodes", &T::nodes),
                 member("gpus_per_node", &T::gpus_per_node), member("order", &T::order),
-                member("perf_constants", &T::perf_constants), member("comm_calibration", &T::comm_calibration));
+                member("perf_constants", &T::perf_constants), member("comm_calibration", &T::comm_calibration),
+                member("gemm_efficiency_source", &T::gemm_efficiency_source));
 GPUPLAN_MEMBERS(EstimateResult, member("time", &T::time), member("throughput", &T::throughput),
                 member("memory", &T::memory), member("cluster", &T::cluster));
 GPUPLAN_MEMBERS(PlanLayout, member("gpus", &T::gpus), member("tp", &T::tp), member("pp", &T::pp),

@@ -82,7 +82,8 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   for (const auto& f : r.timing.perf) overlays.emplace_back(f.path, detail::file_text(f, "timing.perf"));
   in.perf = perf_constants(in.gpu, overlays);
   report = ClusterReport{cluster.origin, in.gpu.name,    in.fabric.nodes,  in.fabric.gpus_per_node,
-                         in.time.order,  in.perf->source, in.fabric.calibration_sources};
+                         in.time.order,  in.perf->source, in.fabric.calibration_sources,
+                         in.perf->gemm_efficiency_source()};
   return in;
 }
 

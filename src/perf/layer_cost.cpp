@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/param_parts.hpp"
+#include "perf/gemm_table.hpp"
 
 namespace gpuplan::perf {
 
@@ -84,10 +85,28 @@ Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchSha
   return c;
 }
 
+namespace {
+
+// A linear layer's three GEMMs at the efficiencies measured for its shape on this GPU (16-bit operands).
+Cost measured_linear(const Machine& mc, double m, double n, double k, double batch) {
+  Cost c;
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return c;
+  const GemmEfficiencies e = lookup(*mc.constants->gemm_table, batch > 1, m, n, k);
+  const double flops = 2 * m * n * k * batch;
+  const double overhead = mc.constants->kernel_overhead_s;
+  c.forward_s = flops / (mc.peak_flops * e.forward) + overhead;
+  c.backward_s = flops / (mc.peak_flops * e.dgrad) + flops / (mc.peak_flops * e.wgrad) + 2 * overhead;
+  c.gemm_forward_s = c.forward_s;
+  return c;
+}
+
+}  // namespace
+
 // The backward runs the data-gradient GEMM (m x n) @ (n x k) and the weight-gradient GEMM (k x m) @ (m x n),
 // which Megatron-LM accumulates straight into the fp32 main gradient (gradient-accumulation fusion), reading and
 // writing it.
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch) {
+  if (mc.constants->gemm_table && s.gemm_element_bytes == 2) return measured_linear(mc, m, n, k, batch);
   Cost c;
   c.forward_s = gemm_s(mc, m, n, k, batch, s.gemm_element_bytes);
   c.backward_s = gemm_s(mc, m, k, n, batch, s.gemm_element_bytes) +

@@ -26,7 +26,8 @@ double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& pe
   const double mb = tr.global_batch > 0 && tr.micro_batch > 0
                         ? static_cast<double>(tr.global_batch / (tr.micro_batch * dp))
                         : 1.0;
-  const double efficiency = perf.gemm_max_efficiency;
+  // With a measured table no GEMM beats its best entry (the lookup interpolates between entries).
+  const double efficiency = perf.gemm_table ? perf.gemm_table->best : perf.gemm_max_efficiency;
   const double peak = in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12;
   if (!(peak > 0) || !(efficiency > 0)) return 0;
 

@@ -5,6 +5,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
+#include "perf/gemm_table.hpp"
 #include "util/embedded_data.hpp"
 
 namespace gpuplan {
@@ -36,6 +37,7 @@ constexpr Field kFields[] = {
     {"dp_bucket_elements", &PerfConstants::dp_bucket_elements, 1.0, 1e13},
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
+    {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},
 };
 
 // One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.
@@ -89,6 +91,7 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
   PerfConstants c;
   apply_file(c, builtin_perf_json(), gpu, "builtin:perf.json");
   c.source = "builtin:perf.json";
+  c.gemm_table = perf::builtin_gemm_table(gpu.name);
   for (const auto& [origin, text] : overlays) {
     nlohmann::json j;
     try {
@@ -99,7 +102,14 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
     apply_file(c, j, gpu, origin);
     c.source += " + " + origin;
   }
+  if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
   return c;
+}
+
+const std::string& PerfConstants::gemm_efficiency_source() const {
+  static const std::string assumed =
+      "assumed: gemm_max_efficiency with wave quantization (data/perf.json; no per-shape measurement for this GPU)";
+  return gemm_table ? gemm_table->source : assumed;
 }
 
 }  // namespace gpuplan

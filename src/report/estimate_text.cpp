@@ -17,6 +17,7 @@ std::string to_text(const EstimateResult& r) {
     out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", name, t, 100 * t / r.time.step_s);
   }
   out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", "step", r.time.step_s, 100.0);
+  out += fmt::format("GEMM efficiency: {}\n", r.cluster.gemm_efficiency_source);
   const ThroughputReport& tp = r.throughput;
   out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} of {} per pipeline\n", tp.tokens_per_s,
                      tp.tokens_per_s_per_gpu, format_quantity(m.layout.microbatches, "microbatch", "microbatches"),

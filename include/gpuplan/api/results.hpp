@@ -147,6 +147,8 @@ struct ClusterReport {
   std::int64_t nodes = 0, gpus_per_node = 0;
   std::string order, perf_constants;
   std::vector<std::string> comm_calibration;
+  // Where the linear layers' GEMM efficiencies come from: a measured per-shape table, or "assumed: ...".
+  std::string gemm_efficiency_source;
 };
 struct EstimateResult {
   TimeReport time;

@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""Writes data/gemm/<gpu>-bf16.json from a SimuMax system file's measured GEMM efficiencies.
+
+    scripts/convert_simumax_gemm_table.py SYSTEM.json GPU SOURCE > data/gemm/GPU-bf16.json
+
+SimuMax (MooreThreads/SimuMax, Apache-2.0) measures each GEMM of a linear layer separately: the forward (TN), the
+input gradient (NN) and the weight gradient accumulated into an fp32 main_grad (NT). This keys all three by the
+layer's forward shape (rows = tokens, outputs, inputs), as src/perf/gemm_table.cpp looks them up; grouped GEMMs
+(MoE experts) likewise by rows per expert, outputs and inputs.
+"""
+import json
+import sys
+
+
+def fields(key):
+    return dict(part.split('=', 1) for part in key.split(', '))
+
+
+def dense_entries(table):
+    shapes = {}
+    for key, efficiency in table.items():
+        f = fields(key)
+        m, n, k = int(f['m']), int(f['n']), int(f['k'])
+        if f['layout'] == 'TN' and f['accumulate'] == 'False':
+            shapes.setdefault((m, n, k), {})['forward'] = efficiency        # rows, outputs, inputs
+        elif f['layout'] == 'NN' and f['accumulate'] == 'False':
+            shapes.setdefault((m, k, n), {})['dgrad'] = efficiency          # m rows, k outputs, n inputs
+        elif f['layout'] == 'NT' and f['accumulate'] == 'True' and f['out_dtype'] == 'fp32':
+            shapes.setdefault((k, m, n), {})['wgrad'] = efficiency          # k rows, m outputs, n inputs
+    return [[*shape, round(e['forward'], 4), round(e['dgrad'], 4), round(e['wgrad'], 4)]
+            for shape, e in sorted(shapes.items()) if len(e) == 3]
+
+
+def grouped_entries(table):
+    shapes = {}
+    roles = {'fwd': 'forward', 'bwd_grad_act': 'dgrad', 'bwd_grad_w': 'wgrad'}
+    for key, efficiency in table.items():
+        f = fields(key)
+        shapes.setdefault((int(f['M']), int(f['N']), int(f['K'])), {})[roles[f['stage']]] = efficiency
+    return [[*shape, round(e['forward'], 4), round(e['dgrad'], 4), round(e['wgrad'], 4)]
+            for shape, e in sorted(shapes.items()) if len(e) == 3]
+
+
+def main():
+    system, gpu, source = sys.argv[1], sys.argv[2], sys.argv[3]
+    with open(system) as f:
+        ops = json.load(f)['accelerator']['op']
+    out = {
+        '_about': 'Measured bf16 GEMM efficiency (fraction of the dense peak) of one GPU by linear-layer shape: '
+                  'each entry is [rows, outputs, inputs, forward, input gradient, weight gradient into fp32 '
+                  'main_grad]; grouped entries are per expert of a grouped GEMM. Written by '
+                  'scripts/convert_simumax_gemm_table.py.',
+        'gpu': gpu,
+        'source': source,
+        'dense': dense_entries(ops['matmul']['accurate_efficient_factor']),
+        'grouped': grouped_entries(ops['group_matmul']['accurate_efficient_factor']),
+    }
+    text = json.dumps(out, indent=1)
+    # One entry per line keeps the file readable and its diffs small.
+    for key in ('dense', 'grouped'):
+        for entry in out[key]:
+            text = text.replace(json.dumps(entry, indent=1).replace('\n', '\n  '), json.dumps(entry), 1)
+    print(text)
+
+
+if __name__ == '__main__':
+    main()

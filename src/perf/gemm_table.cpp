@@ -1,0 +1,100 @@
+// Measured GEMM efficiencies by shape (data/gemm/*.json, embedded) and the interpolation between shapes.
+#include "perf/gemm_table.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "util/embedded_data.hpp"
+
+namespace gpuplan::perf {
+
+namespace {
+
+constexpr std::size_t kNeighbours = 4;
+
+struct Neighbour {
+  double distance2 = 0;
+  const GemmEfficiencyTable::Entry* entry = nullptr;
+};
+
+double log_distance2(const GemmEfficiencyTable::Entry& e, double rows, double outputs, double inputs) {
+  const double dr = std::log2(e.rows / rows), doo = std::log2(e.outputs / outputs), di = std::log2(e.inputs / inputs);
+  return dr * dr + doo * doo + di * di;
+}
+
+std::vector<GemmEfficiencyTable::Entry> entries(const nlohmann::json& rows) {
+  std::vector<GemmEfficiencyTable::Entry> out;
+  for (const auto& r : rows)
+    out.push_back({r.at(0).get<double>(), r.at(1).get<double>(), r.at(2).get<double>(), r.at(3).get<double>(),
+                   r.at(4).get<double>(), r.at(5).get<double>()});
+  return out;
+}
+
+std::shared_ptr<const GemmEfficiencyTable> parse_table(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  auto table = std::make_shared<GemmEfficiencyTable>();
+  table->gpu = j.at("gpu").get<std::string>();
+  table->source = j.at("source").get<std::string>();
+  table->dense = entries(j.at("dense"));
+  table->grouped = entries(j.at("grouped"));
+  for (const auto* list : {&table->dense, &table->grouped})
+    for (const auto& e : *list) table->best = std::max({table->best, e.forward, e.dgrad, e.wgrad});
+  return table;
+}
+
+}  // namespace
+
+GemmEfficiencies lookup(const GemmEfficiencyTable& table, bool grouped, double rows, double outputs, double inputs) {
+  const auto& list = grouped && !table.grouped.empty() ? table.grouped : table.dense;
+  std::array<Neighbour, kNeighbours> nearest;
+  std::size_t found = 0;
+  for (const auto& e : list) {
+    const Neighbour candidate{log_distance2(e, rows, outputs, inputs), &e};
+    if (candidate.distance2 == 0) return {e.forward, e.dgrad, e.wgrad};
+    // Keep the kNeighbours closest, sorted by distance (insertion into a short array).
+    std::size_t at = std::min(found, kNeighbours - 1);
+    if (found == kNeighbours && candidate.distance2 >= nearest[at].distance2) continue;
+    while (at > 0 && nearest[at - 1].distance2 > candidate.distance2) {
+      nearest[at] = nearest[at - 1];
+      --at;
+    }
+    nearest[at] = candidate;
+    found = std::min(found + 1, kNeighbours);
+  }
+  GemmEfficiencies out;
+  double weights = 0;
+  for (std::size_t i = 0; i < found; ++i) {
+    const double w = 1 / nearest[i].distance2;
+    out.forward += w * nearest[i].entry->forward;
+    out.dgrad += w * nearest[i].entry->dgrad;
+    out.wgrad += w * nearest[i].entry->wgrad;
+    weights += w;
+  }
+  if (weights > 0) {
+    out.forward /= weights;
+    out.dgrad /= weights;
+    out.wgrad /= weights;
+  }
+  return out;
+}
+
+std::shared_ptr<const GemmEfficiencyTable> builtin_gemm_table(std::string_view gpu) {
+  static const std::map<std::string, std::shared_ptr<const GemmEfficiencyTable>, std::less<>> tables = [] {
+    std::map<std::string, std::shared_ptr<const GemmEfficiencyTable>, std::less<>> out;
+    for (const auto& f : detail::embedded_files()) {
+      if (f.path.rfind("gemm/", 0) != 0) continue;
+      auto table = parse_table(std::string(f.content));
+      out[table->gpu] = std::move(table);
+    }
+    return out;
+  }();
+  const auto it = tables.find(gpu);
+  return it == tables.end() ? nullptr : it->second;
+}
+
+}  // namespace gpuplan::perf
