@@ -65,7 +65,7 @@ struct TimeTerm {
   double seconds = 0;
   bool operator==(const TimeTerm&) const = default;
 };
-inline constexpr std::size_t kTimeTerms = 15;
+inline constexpr std::size_t kTimeTerms = 16;
 
 struct StepEstimate {
   MemoryReport memory;

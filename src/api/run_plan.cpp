@@ -73,6 +73,7 @@ Job plan_job(const PlanRequest& r) {
   in.gpu = job.cluster.gpu;
   in.fabric = job.cluster.fabric;
   in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
+  in.base.node = detail::resolve_node_storage(&job.cluster.system, in.fabric.gpus_per_node, r.hardware);
   in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
   in.base.gpu = job.cluster.gpu.name;
   if (r.hardware.gpu_memory) {

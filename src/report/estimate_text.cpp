@@ -6,6 +6,33 @@
 
 namespace gpuplan::api {
 
+namespace {
+
+// " (host memory)": what is short when it does not fit.
+std::string shortfall_text(const MemoryResult& m) {
+  if (!m.does_not_fit || m.does_not_fit->empty()) return "";
+  std::string out;
+  for (const auto& what : *m.does_not_fit) out += (out.empty() ? "" : ", ") + what;
+  return " (" + out + ")";
+}
+
+// One node's host memory or NVMe, when the job keeps something there.
+std::string storage_text(const char* what, const NodeStorageReport& s) {
+  if (!s.per_gpu) return "";
+  if (!s.gpus_per_node)
+    return fmt::format("{}: {} per GPU, GPUs per node not known: not checked\n", what,
+                       format_bytes(static_cast<double>(*s.per_gpu)));
+  const std::string needs = fmt::format("{}: {} per node ({} x {} per GPU)", what,
+                                        format_bytes(static_cast<double>(*s.needed_per_node)),
+                                        format_quantity(*s.gpus_per_node, "GPU", "GPUs"),
+                                        format_bytes(static_cast<double>(*s.per_gpu)));
+  if (!s.capacity_per_node) return needs + ", capacity not known: not checked\n";
+  return fmt::format("{} of {}: {}\n", needs, format_bytes(static_cast<double>(*s.capacity_per_node)),
+                     *s.fits ? "fits" : "DOES NOT FIT");
+}
+
+}  // namespace
+
 std::string to_text(const EstimateResult& r) {
   const MemoryResult& m = r.memory;
   std::string out = fmt::format("Step time on {} ({}, {}; peak {:.0f} TFLOP/s {})\n", r.cluster.origin,
@@ -26,7 +53,8 @@ std::string to_text(const EstimateResult& r) {
   out += fmt::format("Memory: {} per GPU of {} usable ({} with {:.0f}% kept free): {}\n",
                      format_bytes(static_cast<double>(m.per_gpu.total)), format_bytes(static_cast<double>(m.usable)),
                      format_gb(static_cast<double>(m.capacity)), 100 * m.memory_margin,
-                     m.fits ? "fits" : "DOES NOT FIT");
+                     m.fits ? "fits" : "DOES NOT FIT" + shortfall_text(m));
+  out += storage_text("Host memory", m.host) + storage_text("NVMe", m.nvme);
   for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);
   return out;
 }
