@@ -42,6 +42,8 @@ struct PerfConstants {
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)
+  double nvme_optimizer_overlap = 0;     // fraction of the CPU optimizer step that NVMe reads and writes of the
+                                         // swapped states hide behind (DeepSpeed pipeline_read/pipeline_write)
   std::string source;                    // which entry of data/perf.json (and overlays) these came from
 };
 

@@ -36,6 +36,7 @@ constexpr Field kFields[] = {
     {"dp_bucket_elements", &PerfConstants::dp_bucket_elements, 1.0, 1e13},
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
+    {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},
 };
 
 // One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.

@@ -126,10 +126,11 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
 // the GPU's share of the drives (all GPUs of the node swap at once), at most its host link. Gradients are written
 // out as the backward produces them, hidden behind it as far as it is longer. The optimizer step then reads each
 // sub-group's fp32 states and gradients, updates them on the CPU and writes them back; with DeepSpeed's defaults
-// (offload_optimizer.pipeline_read and pipeline_write false) the reads and writes do not overlap the CPU step,
-// so they add to it (aio.overlap_events only keeps the drives' queues full). Offloaded parameters are read again
-// for every forward and backward, each rank its own partition, prefetched behind that pass's compute as far as it
-// is longer (the overlap-centric design of the paper, section 6.2), and the updated ones written back.
+// (offload_optimizer.pipeline_read and pipeline_write false: nvme_optimizer_overlap 0 in data/perf.json) the reads
+// and writes do not overlap the CPU step, so they add to it (aio.overlap_events only keeps the drives' queues
+// full). Offloaded parameters are read again for every forward and backward, each rank its own partition
+// (bandwidth-centric partitioning), prefetched behind that pass's compute as far as it is longer (the paper's
+// overlap-centric design), and the updated ones written back.
 void StepModel::add_nvme_traffic(const Layout& variant, double shard, StageTime& st,
                                  StepTotals& totals) const {
   if (!(nvme_read_Bps_ > 0) || !(nvme_write_Bps_ > 0))
@@ -141,8 +142,10 @@ void StepModel::add_nvme_traffic(const Layout& variant, double shard, StageTime&
   const double gradients_out = shard * kFp32Bytes / nvme_write_Bps_;
   const double states_in = shard * (offloaded_state_bytes_ + kFp32Bytes) / nvme_read_Bps_;
   const double states_out = shard * (offloaded_state_bytes_ + (params ? weight_bytes_ : 0.0)) / nvme_write_Bps_;
-  totals.nvme_step_s =
-      std::max(totals.nvme_step_s, std::max(0.0, gradients_out - st.backward) + states_in + states_out);
+  const double cpu_step = shard * gpus_sharing_host_ / job_->perf.cpu_adam_params_per_s;
+  const double hidden = job_->perf.nvme_optimizer_overlap * std::min(states_in + states_out, cpu_step);
+  totals.nvme_step_s = std::max(totals.nvme_step_s,
+                                std::max(0.0, gradients_out - st.backward) + states_in + states_out - hidden);
   if (params) {
     const double stream = shard * weight_bytes_ / nvme_read_Bps_;
     st.nvme = std::max(0.0, stream - st.forward) + std::max(0.0, stream - st.backward - st.recompute);

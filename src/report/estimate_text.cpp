@@ -44,6 +44,12 @@ std::string to_text(const EstimateResult& r) {
     out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", name, t, 100 * t / r.time.step_s);
   }
   out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", "step", r.time.step_s, 100.0);
+  for (const auto& [name, t] : r.time.breakdown)
+    if (name == "nvme_offload" && t > 0)
+      out += "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
+             "share of the drives (at most its host link); the optimizer's state reads and writes add to the CPU "
+             "step (DeepSpeed offload_optimizer.pipeline_read/pipeline_write off: nvme_optimizer_overlap in "
+             "data/perf.json), gradient writes and parameter reads hide behind compute as far as it is longer\n";
   const ThroughputReport& tp = r.throughput;
   out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} of {} per pipeline\n", tp.tokens_per_s,
                      tp.tokens_per_s_per_gpu, format_quantity(m.layout.microbatches, "microbatch", "microbatches"),

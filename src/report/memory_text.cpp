@@ -100,9 +100,17 @@ std::string storage_line(const char* what, const NodeStorageReport& s) {
   return fmt::format("{} of {}: {}\n", needs, gb(*s.capacity_per_node), *s.fits ? "fits" : "does NOT fit");
 }
 
-std::string node_lines(const MemoryResult& r) {
+std::string node_lines(const MemoryResult& r, bool explain) {
   std::string out = storage_line("Host memory", r.host) + storage_line("NVMe", r.nvme);
   if (out.empty()) return "";
+  if (explain && r.host.pinned_buffers && *r.host.pinned_buffers > 0)
+    out += "  pinned NVMe swap buffers: offload_optimizer.buffer_count x sub_group_size fp32 elements, and with "
+           "parameters offload_param.buffer_count x buffer_size 16-bit elements, each at most what it swaps "
+           "[DeepSpeed ZeRO-Infinity defaults, data/overheads.json: nvme_optimizer_buffer_count, "
+           "optimizer_sub_group_elements, nvme_param_buffer_count, nvme_param_buffer_elements]\n";
+  if (explain)
+    out += "  per node: the worst stage's bytes per GPU x the job's GPUs on one node [offloaded states: "
+           "ZeRO-Offload arXiv 2101.06840, ZeRO-Infinity arXiv 2104.07857]\n";
   const std::string origin =
       r.node ? *r.node : "not known: give --system, or --host-memory / --nvme-capacity with --gpus-per-node";
   return fmt::format("Node ({}):\n{}\n", origin, out);
@@ -161,7 +169,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   } else {
     out += stage_table(r.per_gpu, explain);
   }
-  out += node_lines(r);
+  out += node_lines(r, explain);
   out += verdict(r) + ".\n";
   if (!r.fits) out += suggestions_text(r);
   for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
