@@ -181,5 +181,8 @@ TEST(OffloadHost, PlanProposesOnlyLayoutsTheNodeHolds) {
       EXPECT_LE(host["needed_per_node"].get<double>(), 1e12) << p["command"];
     }
     EXPECT_EQ(p["memory"]["fits"], true) << p["command"];
+    // The command that reproduces the plan checks the same capacity.
+    EXPECT_NE(p["command"].get<std::string>().find("--host-memory 1TB"), std::string::npos) << p["command"];
   }
+  EXPECT_FALSE(j["plans"].empty());
 }

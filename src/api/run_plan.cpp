@@ -120,6 +120,9 @@ std::string hardware_flags(const PlanRequest& r, const Job& job) {
   if (r.hardware.gpu) s += " --gpu " + *r.hardware.gpu;
   for (const auto& f : r.hardware.catalog) s += " --catalog " + gpuplan::detail::shell_quote(f.path);
   if (r.hardware.gpu_memory) s += " --gpu-memory " + *r.hardware.gpu_memory;
+  // The node capacities the search checked offload against.
+  if (r.hardware.host_memory) s += " --host-memory " + gpuplan::detail::shell_quote(*r.hardware.host_memory);
+  if (r.hardware.nvme_capacity) s += " --nvme-capacity " + gpuplan::detail::shell_quote(*r.hardware.nvme_capacity);
   return s;
 }
 
