@@ -31,7 +31,8 @@ constexpr Command kCommands[] = {
     {"model", Question::model, "Architecture, exact parameter counts and FLOPs per token of a model",
      "name, architecture, params, flops"},
     {"memory", Question::memory, "Per-GPU memory of a training job, by component and pipeline stage",
-     "per_gpu.*, host.total, nvme.total, capacity, fits, stage, suggestions"},
+     "per_gpu.*, host.total, host.needed_per_node, host.capacity_per_node, host.fits, nvme.*, capacity, fits, "
+     "does_not_fit, stage, suggestions"},
     {"catalog", Question::catalog,
      "List the built-in GPUs, links, systems and models, each with its source (docs/hardware.md)",
      "gpus, links, systems, models"},

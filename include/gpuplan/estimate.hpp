@@ -57,6 +57,8 @@ struct PerfConstants {
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)
   double measured_gemm_efficiency = 1;   // 1: use data/gemm/'s measured table for this GPU where there is one
+  double nvme_optimizer_overlap = 0;     // fraction of the CPU optimizer step that NVMe reads and writes of the
+                                         // swapped states hide behind (DeepSpeed pipeline_read/pipeline_write)
   std::string source;                    // which entry of data/perf.json (and overlays) these came from
   // Measured 16-bit GEMM efficiencies by shape for this GPU, when data/gemm/ has them; otherwise (null) linear
   // layers use gemm_max_efficiency with wave quantization, an assumed constant.
@@ -84,7 +86,7 @@ struct TimeTerm {
   double seconds = 0;
   bool operator==(const TimeTerm&) const = default;
 };
-inline constexpr std::size_t kTimeTerms = 15;
+inline constexpr std::size_t kTimeTerms = 16;
 
 struct StepEstimate {
   MemoryReport memory;

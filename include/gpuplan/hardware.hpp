@@ -119,6 +119,8 @@ struct SystemSpec {
   int gpus_per_host_link = 1;            // GPUs sharing one such link (DGX-1: 2 per PCIe switch uplink)
   double host_per_direction_GBps = 0;    // derived: host link rate / gpus_per_host_link (per GPU)
   double nvme_read_GBps = 0;             // local NVMe aggregate sequential read; 0 when not stated
+  double nvme_write_GBps = 0;            // local NVMe aggregate sequential write; 0 when not stated
+  int nvme_drives = 0;                   // local NVMe drives the rates add up over; 0 when not stated
   bytes_t nvme_bytes = 0;                // local NVMe capacity; 0 when not stated
   std::string source;
   std::map<std::string, std::string> field_sources;

@@ -89,11 +89,27 @@ struct Overheads {
   bytes_t nccl_per_communicator_bytes = 0;
   double allocator_reserve_factor = 1.0;  // reserved / allocated of the caching allocator
   bool enabled = true;                  // false: --no-overheads
+  // DeepSpeed ZeRO-Infinity's pinned host buffers for NVMe offload (data/overheads.json, DeepSpeed's defaults).
+  double nvme_param_buffer_count = 0;   // offload_param.buffer_count
+  double nvme_param_buffer_elements = 0;  // offload_param.buffer_size (elements of 16-bit parameters)
+  double nvme_optimizer_buffer_count = 0; // offload_optimizer.buffer_count
+  double optimizer_sub_group_elements = 0;  // zero_optimization.sub_group_size (fp32 elements per swap buffer)
 };
 Overheads default_overheads();
 
 // Default headroom kept free on every GPU (a fraction of its usable memory); docs/plan.md gives the reasoning.
 inline constexpr double kDefaultMemoryMargin = 0.08;
+
+// One node's host memory and local NVMe, and how many of the job's GPUs share them: what offloaded states are
+// checked against, and what NVMe offload traffic is priced from. A zero capacity or rate is not known.
+struct NodeStorage {
+  std::int64_t gpus_per_node = 0;       // GPUs of one node (the job's ranks on a node: at most this many)
+  bytes_t host_memory_bytes = 0;        // the node's RAM; 0: not checked
+  bytes_t nvme_bytes = 0;               // the node's local NVMe capacity; 0: not checked
+  double nvme_read_GBps = 0;            // all of the node's drives together, sequential
+  double nvme_write_GBps = 0;
+  std::string origin;                   // where these came from ("dgx-h100", "--host-memory 2TB")
+};
 
 struct MemoryInputs {
   std::optional<ModelConfig> model;     // absent: --params only (activations unknown)
@@ -105,6 +121,7 @@ struct MemoryInputs {
   std::string gpu;                      // the GPU that capacity is of ("" when it was given as a size)
   bool gpu_assumed = false;             // the default GPU: none was named
   double memory_margin = kDefaultMemoryMargin;  // fraction of capacity kept free: fits means <= usable_memory()
+  NodeStorage node;                     // host memory and NVMe of a node (unknown: no host or NVMe check)
 };
 
 // What a job may use of a GPU: capacity less the margin, rounded down to a byte. One rule for every question.
@@ -141,7 +158,18 @@ struct StageMemory {
   const char* peak_phase = "";
   bytes_t host = 0;                     // offloaded to host memory, per GPU
   bytes_t nvme = 0;                     // offloaded to NVMe, per GPU
+  bytes_t host_buffers = 0;             // pinned host staging buffers of NVMe offload, per GPU
   std::vector<Term> terms;              // filled when MemoryOptions::explain
+};
+
+// Host memory or NVMe of one node against what the job's GPUs on it keep there.
+struct StorageCheck {
+  bool checked = false;                 // something is kept there and the node's capacity is known
+  bytes_t per_gpu_bytes = 0;            // the worst stage's offloaded states (and, in host memory, pinned buffers)
+  std::int64_t gpus_per_node = 0;       // the job's GPUs on one node
+  bytes_t needed_per_node_bytes = 0;    // per_gpu_bytes x gpus_per_node
+  bytes_t capacity_per_node_bytes = 0;
+  bool fits = true;                     // not checked, or needed <= capacity
 };
 
 struct MemoryReport {
@@ -155,7 +183,9 @@ struct MemoryReport {
   std::int64_t vocab_padded = 0;        // the vocabulary as the output layer holds it (0: no model)
   bytes_t capacity_bytes = 0;
   bytes_t usable_bytes = 0;             // capacity less the margin
-  bool fits = false;                    // the worst stage's total is at most usable_bytes
+  bool gpu_fits = false;                // the worst stage's total is at most usable_bytes
+  StorageCheck host, nvme;              // the node's host memory and NVMe (checked when known)
+  bool fits = false;                    // gpu_fits, and host memory and NVMe hold what is offloaded there
   const StageMemory& worst() const { return stages[static_cast<std::size_t>(worst_stage)]; }
 };
 
@@ -180,6 +210,10 @@ struct Suggestion {
   std::string cost;                     // human summary of the cost
 };
 std::vector<Suggestion> suggest_fixes(const MemoryInputs& inputs);
+
+// What `per_gpu_bytes` on each of the job's GPUs of a node needs of a node capacity (0: not checked).
+StorageCheck check_node_storage(double per_gpu_bytes, const NodeStorage& node, std::int64_t job_gpus,
+                                bytes_t capacity_bytes);
 
 // Names used in the CLI and JSON.
 const char* to_string(Precision);

@@ -102,6 +102,8 @@ ordered_json system_json(const SystemSpec& s) {
   j["gpus_per_host_link"] = s.gpus_per_host_link;
   j["host_per_gpu_per_direction_GBps"] = s.host_per_direction_GBps;
   j["nvme_read_GBps"] = s.nvme_read_GBps;
+  j["nvme_write_GBps"] = s.nvme_write_GBps;
+  j["nvme_drives"] = s.nvme_drives;
   j["nvme_bytes"] = s.nvme_bytes;
   write_sources(j, s.source, s.field_sources, s.origin);
   return j;
@@ -203,6 +205,8 @@ SystemSpec system_from(const json& j) {
   get(j, "gpus_per_host_link", s.gpus_per_host_link);
   get(j, "host_per_gpu_per_direction_GBps", s.host_per_direction_GBps);
   get(j, "nvme_read_GBps", s.nvme_read_GBps);
+  get(j, "nvme_write_GBps", s.nvme_write_GBps);
+  get(j, "nvme_drives", s.nvme_drives);
   get(j, "nvme_bytes", s.nvme_bytes);
   read_sources(j, s.source, s.field_sources, s.origin);
   return s;

@@ -194,6 +194,18 @@ void add_hardware(FieldList& f, HardwareOptions& h) {
                 "Pure tensor accounting: no context, NCCL or allocator reserve", kHardware);
 }
 
+// The node's host memory and NVMe that offloaded states are checked against (memory, estimate and plan).
+void add_node_storage(FieldList& f, HardwareOptions& h) {
+  f.add(&h.host_memory, "host_memory", "hardware.host_memory",
+        "Host memory (RAM) of one node, instead of the system's, e.g. 2TB; offloaded states and pinned buffers of "
+        "all the node's GPUs must fit",
+        kHardware, "SIZE");
+  f.add(&h.nvme_capacity, "nvme_capacity", "hardware.nvme_capacity",
+        "Local NVMe capacity of one node, instead of the system's, e.g. 30TB; states offloaded to NVMe by all the "
+        "node's GPUs must fit",
+        kHardware, "SIZE");
+}
+
 void add_cluster(FieldList& f, ClusterOptions& c, std::string_view topology_help) {
   f.add(&c.system, "system", "cluster.system", "System of each node (see 'gpuplan catalog systems'), e.g. dgx-h100",
         kCluster, "NAME");
@@ -301,6 +313,15 @@ FieldList fields_of(MemoryRequest& r) {
   add_training(f, r.training);
   add_layout(f, r.layout);
   add_hardware(f, r.hardware);
+  add_node_storage(f, r.hardware);
+  f.add(&r.system, "system", "cluster.system",
+        "System of each node (see 'gpuplan catalog systems'), e.g. dgx-h100: its GPU (unless --gpu), host memory, "
+        "NVMe and GPUs per node for the host-memory and NVMe checks",
+        kCluster, "NAME");
+  f.add(&r.gpus_per_node, "gpus_per_node", "cluster.gpus_per_node",
+        "GPUs per node sharing its host memory and NVMe (default: the system's; needed with --host-memory or "
+        "--nvme-capacity alone)",
+        kCluster, Bounds{.minimum = 1, .maximum = 100000});
   f.add(&r.all_stages, "all_stages", "all_stages", "Report every pipeline stage, not only the worst", kOutput);
   f.add(&r.explain, "explain", "explain", "List every term with its formula source", kOutput);
   return f;
@@ -315,6 +336,7 @@ FieldList fields_of(EstimateRequest& r) {
   add_training(f, r.training);
   add_layout(f, r.layout);
   add_hardware(f, r.hardware);
+  add_node_storage(f, r.hardware);
   add_cluster(f, r.cluster, kClusterTopology);
   add_timing(f, r.timing);
   f.add(&r.all_stages, "all_stages", "all_stages", "Report the memory of every pipeline stage", kOutput);
@@ -334,6 +356,7 @@ FieldList fields_of(PlanRequest& r) {
   add_gpu(f, r.hardware.gpu, "GPU catalog name that computes (default: the system's)", "gpu");
   f.add(&r.hardware.gpu_memory, "gpu_memory", "hardware.gpu_memory", "Usable memory per GPU instead of the catalog's",
         kHardware, "SIZE");
+  add_node_storage(f, r.hardware);
   add_search(f, r.space);
   add_ranking(f, r.ranking);
   return f;

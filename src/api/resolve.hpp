@@ -34,6 +34,11 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
                                    const HardwareCatalog& catalog);
 TrainingConfig resolve_training(const TrainingOptions& training);
 
+// One node's host memory and NVMe: the system's (null: none), with gpus_per_node GPUs (0: the system's), then
+// hardware.host_memory and hardware.nvme_capacity in their place when given. InputError when a capacity is given
+// but nothing says how many GPUs share it.
+NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per_node, const HardwareOptions& hardware);
+
 // The machines of a job. `ranks` and `ranks_per_node` size the default node count (ranks_per_node 0: every GPU of
 // a node). `gpu` replaces the system's GPU.
 struct ResolvedCluster {

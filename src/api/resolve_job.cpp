@@ -125,6 +125,33 @@ bytes_t capacity_of(const HardwareOptions& h, const HardwareCatalog& catalog) {
 
 }  // namespace
 
+NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per_node, const HardwareOptions& h) {
+  NodeStorage node;
+  if (system != nullptr && !system->name.empty()) {
+    node.gpus_per_node = system->gpus_per_node;
+    node.host_memory_bytes = system->host_memory_bytes;
+    node.nvme_bytes = system->nvme_bytes;
+    node.nvme_read_GBps = system->nvme_read_GBps;
+    node.nvme_write_GBps = system->nvme_write_GBps;
+    node.origin = system->name;
+  }
+  if (gpus_per_node > 0) node.gpus_per_node = gpus_per_node;
+  auto capacity = [&](const std::optional<std::string>& given, std::string_view field, std::string_view option,
+                      bytes_t& out) {
+    if (!given) return;
+    out = parse_size(*given, field);
+    if (out <= 0) throw InputError(std::string(field), *given, "a positive size such as 2TB");
+    node.origin += fmt::format("{}--{} {}", node.origin.empty() ? "" : ", ", option, *given);
+  };
+  capacity(h.host_memory, "hardware.host_memory", "host-memory", node.host_memory_bytes);
+  capacity(h.nvme_capacity, "hardware.nvme_capacity", "nvme-capacity", node.nvme_bytes);
+  if ((h.host_memory || h.nvme_capacity) && node.gpus_per_node <= 0)
+    throw InputError("cluster.gpus_per_node", "(none)",
+                     "the GPUs per node that share hardware.host_memory or hardware.nvme_capacity, or a "
+                     "cluster.system");
+  return node;
+}
+
 MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverrides& overrides,
                                    const std::optional<std::string>& params, const TrainingOptions& training,
                                    const LayoutOptions& layout, const HardwareOptions& hardware,

@@ -56,6 +56,10 @@ GPUPLAN_MEMBERS(StageReport, member("weights", &T::weights), member("master_weig
                 member("offloaded_to_host", &T::offloaded_to_host),
                 member("offloaded_to_nvme", &T::offloaded_to_nvme), member("terms", &T::terms));
 GPUPLAN_MEMBERS(ByteTotal, member("total", &T::total));
+GPUPLAN_MEMBERS(NodeStorageReport, member("total", &T::total), member("pinned_buffers", &T::pinned_buffers),
+                member("per_gpu", &T::per_gpu), member("gpus_per_node", &T::gpus_per_node),
+                member("needed_per_node", &T::needed_per_node), member("capacity_per_node", &T::capacity_per_node),
+                member("fits", &T::fits));
 GPUPLAN_MEMBERS(LayoutSummary, member("gpus", &T::gpus), member("dp", &T::dp), member("tp", &T::tp),
                 member("pp", &T::pp), member("cp", &T::cp), member("ep", &T::ep), member("zero", &T::zero),
                 member("microbatches", &T::microbatches));
@@ -72,7 +76,9 @@ GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T:
                 member("memory_margin", &T::memory_margin), member("headroom", &T::headroom), member("gpu", &T::gpu),
                 member("gpu_assumed", &T::gpu_assumed), member("fits", &T::fits), member("stage", &T::stage),
                 member("activations_known", &T::activations_known), member("params", &T::params),
-                member("vocab_padded", &T::vocab_padded), member("layout", &T::layout), member("training", &T::training), member("stages", &T::stages),
+                member("vocab_padded", &T::vocab_padded), member("layout", &T::layout),
+                member("training", &T::training), member("stages", &T::stages),
+                member("does_not_fit", &T::does_not_fit), member("node", &T::node),
                 member("suggestions", &T::suggestions), member("warnings", &T::warnings));
 
 // gpuplan estimate and plan

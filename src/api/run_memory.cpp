@@ -16,8 +16,16 @@ MemoryResult run(const MemoryRequest& r) {
   detail::check_bounds(r);
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
-  const MemoryInputs in =
+  MemoryInputs in =
       detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, r.layout, r.hardware, catalog);
+  const SystemSpec* system = r.system ? &catalog.system(*r.system) : nullptr;
+  if (system != nullptr && !r.hardware.gpu && !r.hardware.gpu_memory) {
+    // The system's GPU, as estimate and plan take it.
+    in.capacity_bytes = catalog.gpu(system->gpu).usable_memory_bytes;
+    in.gpu = system->gpu;
+    in.gpu_assumed = false;
+  }
+  in.node = detail::resolve_node_storage(system, r.gpus_per_node.value_or(0), r.hardware);
   return detail::memory_result(in, r.all_stages);
 }
 
@@ -72,6 +80,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   }
   in.gpu = cluster.gpu;
   in.fabric = cluster.fabric;
+  in.memory.node = detail::resolve_node_storage(&cluster.system, cluster.fabric.gpus_per_node, r.hardware);
   if (r.timing.comm_calibration)
     apply_comm_overrides(in.fabric, detail::file_text(*r.timing.comm_calibration, "timing.comm_calibration"),
                          r.timing.comm_calibration->path);

@@ -73,6 +73,7 @@ Job plan_job(const PlanRequest& r) {
   in.gpu = job.cluster.gpu;
   in.fabric = job.cluster.fabric;
   in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
+  in.base.node = detail::resolve_node_storage(&job.cluster.system, in.fabric.gpus_per_node, r.hardware);
   in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
   in.base.gpu = job.cluster.gpu.name;
   if (r.hardware.gpu_memory) {
@@ -119,6 +120,9 @@ std::string hardware_flags(const PlanRequest& r, const Job& job) {
   if (r.hardware.gpu) s += " --gpu " + *r.hardware.gpu;
   for (const auto& f : r.hardware.catalog) s += " --catalog " + gpuplan::detail::shell_quote(f.path);
   if (r.hardware.gpu_memory) s += " --gpu-memory " + *r.hardware.gpu_memory;
+  // The node capacities the search checked offload against.
+  if (r.hardware.host_memory) s += " --host-memory " + gpuplan::detail::shell_quote(*r.hardware.host_memory);
+  if (r.hardware.nvme_capacity) s += " --nvme-capacity " + gpuplan::detail::shell_quote(*r.hardware.nvme_capacity);
   return s;
 }
 

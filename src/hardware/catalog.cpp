@@ -205,7 +205,7 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
   Entry e(j, origin, "systems." + name,
           {"description", "gpu", "gpus_per_node", "hosts_per_node", "scaleup", "nics_per_node", "nic_link",
            "storage_nics", "host_memory_bytes", "cpu", "host_link", "gpus_per_host_link", "nvme_read_GBps",
-           "nvme_bytes", "source", "sources"});
+           "nvme_write_GBps", "nvme_drives", "nvme_bytes", "source", "sources"});
   SystemSpec s;
   s.name = name;
   s.origin = origin;
@@ -249,6 +249,8 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
   s.host_link = e.string("host_link");
   s.gpus_per_host_link = e.integer("gpus_per_host_link", 1, 1, 1000);
   s.nvme_read_GBps = e.number("nvme_read_GBps", 0.0, 0, 1e7);
+  s.nvme_write_GBps = e.number("nvme_write_GBps", 0.0, 0, 1e7);
+  s.nvme_drives = e.integer("nvme_drives", 0, 0, 10000);
   s.nvme_bytes = e.has("nvme_bytes") ? e.bytes("nvme_bytes") : 0;
   s.source = e.source();
   s.field_sources = e.sources();

@@ -168,7 +168,9 @@ MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v
   for (std::size_t i : candidate_worst_) {
     const StageBytes b = stage_bytes<false>(i, acts, v, nullptr);
     worst.total = std::max(worst.total, to_bytes(b.peak + b.runtime));
-    worst.host_bytes = std::max(worst.host_bytes, b.offloaded);
+    const bool nvme = v.offload_target == OffloadTarget::nvme;
+    worst.host_bytes = std::max(worst.host_bytes, (nvme ? 0.0 : b.offloaded) + b.host_buffers);
+    worst.nvme_bytes = std::max(worst.nvme_bytes, nvme ? b.offloaded : 0.0);
   }
   return worst;
 }
@@ -213,12 +215,21 @@ MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
     st.total = to_bytes(b.peak + b.runtime);
     st.peak_phase = b.peak == b.forward ? "forward end" : (b.peak == b.backward ? "backward" : "optimizer step");
     (v.offload_target == OffloadTarget::nvme ? st.nvme : st.host) = to_bytes(b.offloaded);
+    st.host_buffers = to_bytes(b.host_buffers);
   }
   r.worst_stage = 0;
   for (std::size_t i = 1; i < r.stages.size(); ++i)
     if (r.stages[i].total > r.worst().total) r.worst_stage = static_cast<std::int64_t>(i);
   r.usable_bytes = usable_memory(r.capacity_bytes, in.memory_margin);
-  r.fits = r.capacity_bytes > 0 && r.worst().total <= r.usable_bytes;
+  r.gpu_fits = r.capacity_bytes > 0 && r.worst().total <= r.usable_bytes;
+  double host = 0, nvme = 0;   // the most any stage keeps there per GPU: a node may hold ranks of every stage
+  for (const StageMemory& st : r.stages) {
+    host = std::max(host, static_cast<double>(st.host + st.host_buffers));
+    nvme = std::max(nvme, static_cast<double>(st.nvme));
+  }
+  r.host = check_node_storage(host, in.node, shape_.gpus, in.node.host_memory_bytes);
+  r.nvme = check_node_storage(nvme, in.node, shape_.gpus, in.node.nvme_bytes);
+  r.fits = r.gpu_fits && r.host.fits && r.nvme.fits;
   return r;
 }
 
@@ -237,6 +248,19 @@ double MemoryModel::states_lower_bound(int zero, Offload offload) const {
 }  // namespace gpuplan::memory
 
 namespace gpuplan {
+
+StorageCheck check_node_storage(double per_gpu_bytes, const NodeStorage& node, std::int64_t job_gpus,
+                                bytes_t capacity_bytes) {
+  StorageCheck c;
+  c.per_gpu_bytes = memory::to_bytes(per_gpu_bytes);
+  // Unknown GPUs per node: nothing per node is known (0).
+  c.gpus_per_node = node.gpus_per_node > 0 ? std::max<std::int64_t>(1, std::min(node.gpus_per_node, job_gpus)) : 0;
+  c.needed_per_node_bytes = memory::to_bytes(per_gpu_bytes * static_cast<double>(c.gpus_per_node));
+  c.capacity_per_node_bytes = capacity_bytes;
+  c.checked = per_gpu_bytes > 0 && capacity_bytes > 0 && node.gpus_per_node > 0;
+  c.fits = !c.checked || c.needed_per_node_bytes <= capacity_bytes;
+  return c;
+}
 
 bytes_t usable_memory(bytes_t capacity_bytes, double memory_margin) {
   return static_cast<bytes_t>(std::floor(static_cast<double>(capacity_bytes) * (1.0 - memory_margin)));

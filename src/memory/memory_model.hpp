@@ -60,7 +60,9 @@ struct ActivationTable {
 // The worst stage of a variant, as the search needs it.
 struct MemoryPeak {
   bytes_t total = 0;                 // the worst stage's peak per GPU (estimate_memory's worst().total)
-  double host_bytes = 0;             // the largest offloaded bytes per GPU of any stage
+  double host_bytes = 0;             // the most host memory per GPU of any stage: states offloaded to the CPU
+                                     // and the pinned buffers of NVMe offload
+  double nvme_bytes = 0;             // the most NVMe per GPU of any stage
 };
 
 class MemoryModel {
@@ -99,6 +101,7 @@ class MemoryModel {
     bool first = false, last = false;
     double forward = 0, backward = 0, optimizer_step = 0, peak = 0;   // the phases, without the runtime
     double offloaded = 0;            // to host memory or NVMe, per GPU
+    double host_buffers = 0;         // pinned host buffers NVMe offload swaps through, per GPU
   };
   // Where a stage's terms are recorded when explaining, with the shapes their tables are computed from.
   struct Explanation {

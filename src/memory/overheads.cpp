@@ -15,6 +15,10 @@ Overheads default_overheads() {
       o.cuda_context_bytes = j.at("cuda_context_bytes").at("value").get<bytes_t>();
       o.nccl_per_communicator_bytes = j.at("nccl_per_communicator_bytes").at("value").get<bytes_t>();
       o.allocator_reserve_factor = j.at("allocator_reserve_factor").at("value").get<double>();
+      o.nvme_param_buffer_count = j.at("nvme_param_buffer_count").at("value").get<double>();
+      o.nvme_param_buffer_elements = j.at("nvme_param_buffer_elements").at("value").get<double>();
+      o.nvme_optimizer_buffer_count = j.at("nvme_optimizer_buffer_count").at("value").get<double>();
+      o.optimizer_sub_group_elements = j.at("optimizer_sub_group_elements").at("value").get<double>();
     }
     return o;
   }();

@@ -63,6 +63,18 @@ void record_scaled(std::vector<Term>& terms, double factor, Table&& table) {
   for (std::size_t k = from; k < terms.size(); ++k) terms[k].bytes *= factor;
 }
 
+// ZeRO-Infinity swaps NVMe-offloaded states through pinned host buffers: the optimizer swapper's buffer_count
+// buffers of one fp32 sub-group each (the fp32 master copy and each moment pass through them in turn), and with
+// parameters offloaded the parameter swapper's buffer_count buffers of buffer_size 16-bit elements (DeepSpeed
+// runtime/swap_tensor/partitioned_optimizer_swapper.py and partitioned_param_swapper.py; defaults in
+// data/overheads.json). Neither is larger than what it swaps.
+double nvme_host_buffers(const Overheads& o, const MemoryVariant& v, const LocalParams& p, const StateBytesPerParam& sb) {
+  double bytes = o.nvme_optimizer_buffer_count * std::min(o.optimizer_sub_group_elements, p.optimizer) * 4.0;
+  if (v.offload == Offload::optimizer_and_params)
+    bytes += o.nvme_param_buffer_count * std::min(o.nvme_param_buffer_elements, p.weights) * sb.weights;
+  return bytes;
+}
+
 }  // namespace
 
 template <bool kExplain>
@@ -77,6 +89,7 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
   else w.add("parameters", p.weights * sb.weights, v.zero >= 3 ? kZero : "bytes per parameter x parameters");
   if (v.offload != Offload::none) {
     out.offloaded += p.optimizer * (sb.master + sb.optimizer) + p.gradients * 4.0;
+    if (v.offload_target == OffloadTarget::nvme) out.host_buffers = nvme_host_buffers(job_->inputs->overheads, v, p, sb);
   } else {
     mw.add("fp32 master copy", p.optimizer * sb.master, v.zero >= 1 ? (megatron ? kMegatronDistOpt : kZero) : kZero);
     gr.add(tr.precision == Precision::fp32 || tr.grad_dtype == DType::fp32 ? "fp32 gradients (main_grad)"

@@ -49,6 +49,25 @@ double dp_comm_bytes(const Layout& l, double params_local) {
   return l.zero == 3 ? ring * 1.5 : ring;                        // ZeRO-3 gathers parameters again in backward
 }
 
+// Changes that keep less in host memory: the parameters back on the GPU, or the states on the node's NVMe
+// (ZeRO-Infinity) instead of its RAM.
+void add_offload_changes(const Layout& base, std::vector<Candidate>& candidates) {
+  if (base.offload == Offload::optimizer_and_params)
+    candidates.push_back({"--offload optimizer", "keep the parameters on the GPU, offload only the optimizer states",
+                          [](MemoryInputs& m) { m.layout.offload = Offload::optimizer; }});
+  if (base.offload != Offload::none && base.zero == 3 && base.offload_target == OffloadTarget::cpu)
+    candidates.push_back({"--offload-target nvme",
+                          "keep the offloaded states on the node's NVMe instead of its host memory (ZeRO-Infinity)",
+                          [](MemoryInputs& m) { m.layout.offload_target = OffloadTarget::nvme; }});
+}
+
+// A change helps when it lowers what does not fit: the GPU's peak, or what a node needs of its host memory or NVMe.
+bool helps(const MemoryReport& before, const MemoryReport& after) {
+  if (after.worst().total < before.worst().total) return true;
+  if (!before.host.fits && after.host.needed_per_node_bytes < before.host.needed_per_node_bytes) return true;
+  return !before.nvme.fits && after.nvme.needed_per_node_bytes < before.nvme.needed_per_node_bytes;
+}
+
 // The changes worth trying for a layout: more sharding, recomputation, a fused loss, a smaller micro-batch, more
 // model parallelism, offload, more GPUs.
 std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& base) {
@@ -102,6 +121,7 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
   if (base.zero >= 1 && base.offload == Offload::none)
     candidates.push_back({"--offload optimizer", "keep master weights and optimizer states in host memory",
                           [](MemoryInputs& m) { m.layout.offload = Offload::optimizer; }});
+  add_offload_changes(base, candidates);
   if (base.zero >= 1)
     for (std::int64_t factor : {2, 4, 8, 16})
       candidates.push_back({fmt::format("--gpus {}", base.gpus * factor),
@@ -133,6 +153,10 @@ std::string cost_text(const Suggestion& s, const Layout& base, const Layout& aft
     cost += fmt::format("+{} communicated per GPU per step; ", format_gb(s.extra_comm_bytes_per_step));
   if (after.offload != Offload::none && base.offload == Offload::none)
     cost += "host-link traffic every step (gradients down, parameters up); ";
+  if (after.offload_target == OffloadTarget::nvme && base.offload_target != OffloadTarget::nvme)
+    cost += "NVMe reads and writes of the states every step, shared by the node's GPUs; ";
+  if (base.offload == Offload::optimizer_and_params && after.offload == Offload::optimizer)
+    cost += "the parameters' ZeRO-3 shard on the GPU; ";
   if (s.inputs.training.micro_batch < in.training.micro_batch) cost += "smaller GEMMs, more microbatches; ";
   if (cost.empty()) return "no extra compute or communication volume";
   cost.resize(cost.size() - 2);
@@ -190,7 +214,7 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
     } catch (const InputError&) {
       continue;  // the change is not possible for this model or GPU count
     }
-    if (r.worst().total >= b.report.worst().total) continue;
+    if (!helps(b.report, r)) continue;
     if (c.change.rfind("--gpus", 0) == 0) {
       if (gpus_fit) continue;  // only the smallest GPU count that fits
       gpus_fit = r.fits;

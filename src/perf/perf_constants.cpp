@@ -38,6 +38,7 @@ constexpr Field kFields[] = {
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
     {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},
+    {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},
 };
 
 // One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.

@@ -73,6 +73,15 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
   gpus_sharing_host_ = static_cast<double>(std::min(gpus_per_node, std::max<std::int64_t>(1, l.gpus)));
   stages_ = memory::stage_params(in.memory, l, &job.counts);
   host_link_Bps_ = in.gpu.host_per_direction_GBps * 1e9 * job.perf.host_link_efficiency;
+  // The node's drives serve all of its GPUs at once; each GPU's share then crosses its own host link.
+  auto nvme_share = [&](double node_GBps) {
+    const double share = node_GBps * 1e9 / gpus_sharing_host_;
+    return host_link_Bps_ > 0 ? std::min(share, host_link_Bps_) : share;
+  };
+  nvme_read_Bps_ = nvme_share(in.memory.node.nvme_read_GBps);
+  nvme_write_Bps_ = nvme_share(in.memory.node.nvme_write_GBps);
+  const memory::StateBytesPerParam state_bytes = memory::state_bytes_per_param(tr, &m);
+  offloaded_state_bytes_ = state_bytes.master + state_bytes.optimizer;
 
   Machine mc;
   peak_tflops_ = in.gpu.tflops(peak_dtype(tr, in.gpu));

@@ -74,8 +74,9 @@ class StepModel {
   };
   // The exposed time of one stage and one microbatch, by term.
   struct StageTime {
-    double forward = 0, backward = 0, recompute = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0, host = 0;
-    double total() const { return forward + backward + recompute + tp + cp + ep + zero3 + offload + host; }
+    double forward = 0, backward = 0, recompute = 0, tp = 0, cp = 0, ep = 0, zero3 = 0, offload = 0, nvme = 0;
+    double host = 0;
+    double total() const { return forward + backward + recompute + tp + cp + ep + zero3 + offload + nvme + host; }
   };
   // The compute of one microbatch by piece, and the kernels the host launches for a layer.
   struct LayerCosts {
@@ -94,6 +95,8 @@ class StepModel {
   StageTime stage_time(std::size_t stage, const Layout& variant, double& recomputed_layers) const;
   void add_data_parallel(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
   void add_optimizer(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
+  void add_nvme_traffic(const Layout& variant, double shard, StageTime& st,
+                        StepTotals& totals) const;
   StepEstimate assemble(const StepTotals& totals, const Layout& variant) const;
 
   const EstimateInputs* in_;     // its model and training setup; the time options are copied below
@@ -101,6 +104,9 @@ class StepModel {
   bool tp_overlap_ = false, dp_overlap_ = true;
   double host_link_Bps_ = 0;     // host link per direction, at host_link_efficiency
   double gpus_sharing_host_ = 1; // GPUs of a node whose offloaded optimizer steps share its CPUs
+  double nvme_read_Bps_ = 0, nvme_write_Bps_ = 0;   // one GPU's share of the node's NVMe, at most its host link
+  double offloaded_state_bytes_ = 0;  // fp32 master copy and optimizer moments per parameter (ZeRO-Infinity's
+                                      // swapped states)
   Layout layout_;
   RankPlacement placement_;
   std::vector<memory::StageParams> stages_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gpuplan/error.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan::perf {
@@ -22,7 +23,7 @@ struct StepModel::StepTotals {
   double slowest_s = 0, sum_s = 0;   // the slowest stage's time per microbatch, and the sum over stages
   double backward_sum_s = 0;         // backward and recompute of the stages so far
   StageTime slowest;
-  double dp_exposed_s = 0, optimizer_s = 0, offload_step_s = 0;
+  double dp_exposed_s = 0, optimizer_s = 0, offload_step_s = 0, nvme_step_s = 0;
   double recomputed_layers = 0;      // summed over the stages (for HFU)
 };
 
@@ -107,6 +108,10 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     return;
   }
   totals.optimizer_s = std::max(totals.optimizer_s, shard * gpus_sharing_host_ / perf.cpu_adam_params_per_s);
+  if (variant.offload_target == OffloadTarget::nvme) {
+    add_nvme_traffic(variant, shard, st, totals);
+    return;
+  }
   if (!(host_link_Bps_ > 0)) return;
   const double down = shard * gradient_bytes_ / host_link_Bps_, up = shard * weight_bytes_ / host_link_Bps_;
   totals.offload_step_s = std::max(totals.offload_step_s, std::max(0.0, down - st.backward) + up);
@@ -114,6 +119,36 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     // Weights streamed in for each microbatch's forward and backward, overlapped with that compute.
     const double stream = (sp.dense + sp.expert) * weight_bytes_ / host_link_Bps_;
     st.offload = std::max(0.0, stream - st.forward) + std::max(0.0, stream - st.backward - st.recompute);
+  }
+}
+
+// ZeRO-Infinity (Rajbhandari et al., arXiv 2104.07857) with the states on the node's NVMe: every transfer runs at
+// the GPU's share of the drives (all GPUs of the node swap at once), at most its host link. Gradients are written
+// out as the backward produces them, hidden behind it as far as it is longer. The optimizer step then reads each
+// sub-group's fp32 states and gradients, updates them on the CPU and writes them back; with DeepSpeed's defaults
+// (offload_optimizer.pipeline_read and pipeline_write false: nvme_optimizer_overlap 0 in data/perf.json) the reads
+// and writes do not overlap the CPU step, so they add to it (aio.overlap_events only keeps the drives' queues
+// full). Offloaded parameters are read again for every forward and backward, each rank its own partition
+// (bandwidth-centric partitioning), prefetched behind that pass's compute as far as it is longer (the paper's
+// overlap-centric design), and the updated ones written back.
+void StepModel::add_nvme_traffic(const Layout& variant, double shard, StageTime& st,
+                                 StepTotals& totals) const {
+  if (!(nvme_read_Bps_ > 0) || !(nvme_write_Bps_ > 0))
+    throw InputError("layout.offload_target", "nvme",
+                     "cpu, or a system whose nvme_read_GBps and nvme_write_GBps the catalog states (see 'gpuplan "
+                     "catalog systems'; add them with --catalog)");
+  constexpr double kFp32Bytes = 4.0;
+  const bool params = variant.offload == Offload::optimizer_and_params;
+  const double gradients_out = shard * kFp32Bytes / nvme_write_Bps_;
+  const double states_in = shard * (offloaded_state_bytes_ + kFp32Bytes) / nvme_read_Bps_;
+  const double states_out = shard * (offloaded_state_bytes_ + (params ? weight_bytes_ : 0.0)) / nvme_write_Bps_;
+  const double cpu_step = shard * gpus_sharing_host_ / job_->perf.cpu_adam_params_per_s;
+  const double hidden = job_->perf.nvme_optimizer_overlap * std::min(states_in + states_out, cpu_step);
+  totals.nvme_step_s = std::max(totals.nvme_step_s,
+                                std::max(0.0, gradients_out - st.backward) + states_in + states_out - hidden);
+  if (params) {
+    const double stream = shard * weight_bytes_ / nvme_read_Bps_;
+    st.nvme = std::max(0.0, stream - st.forward) + std::max(0.0, stream - st.backward - st.recompute);
   }
 }
 
@@ -129,7 +164,8 @@ StepEstimate StepModel::time(const Layout& variant) const {
     const StageBase& b = stage_base_[i];
     const double rec_kernels = b.layers > 0 ? recomputed * b.layer_kernels / b.layers : 0;
     const double host = (3 * b.forward_kernels + rec_kernels) * job_->perf.host_op_s;
-    const double gpu = st.forward + st.backward + st.recompute + st.tp + st.cp + st.ep + st.zero3 + st.offload;
+    const double gpu =
+        st.forward + st.backward + st.recompute + st.tp + st.cp + st.ep + st.zero3 + st.offload + st.nvme;
     st.host = std::max(0.0, host - gpu);
     totals.recomputed_layers += recomputed;
     const double t = st.total();
@@ -163,6 +199,7 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
   add("ep_comm", mb * slowest.ep);
   add("zero3_comm", mb * slowest.zero3);
   add("offload_stream", mb * slowest.offload);
+  add("nvme_offload", mb * slowest.nvme + totals.nvme_step_s);
   add("host_bound", mb * slowest.host);
   add("pipeline_bubble", bubble);
   add("pp_comm", pp_comm_s_);

@@ -6,6 +6,33 @@
 
 namespace gpuplan::api {
 
+namespace {
+
+// " (host memory)": what is short when it does not fit.
+std::string shortfall_text(const MemoryResult& m) {
+  if (!m.does_not_fit || m.does_not_fit->empty()) return "";
+  std::string out;
+  for (const auto& what : *m.does_not_fit) out += (out.empty() ? "" : ", ") + what;
+  return " (" + out + ")";
+}
+
+// One node's host memory or NVMe, when the job keeps something there.
+std::string storage_text(const char* what, const NodeStorageReport& s) {
+  if (!s.per_gpu) return "";
+  if (!s.gpus_per_node)
+    return fmt::format("{}: {} per GPU, GPUs per node not known: not checked\n", what,
+                       format_bytes(static_cast<double>(*s.per_gpu)));
+  const std::string needs = fmt::format("{}: {} per node ({} x {} per GPU)", what,
+                                        format_bytes(static_cast<double>(*s.needed_per_node)),
+                                        format_quantity(*s.gpus_per_node, "GPU", "GPUs"),
+                                        format_bytes(static_cast<double>(*s.per_gpu)));
+  if (!s.capacity_per_node) return needs + ", capacity not known: not checked\n";
+  return fmt::format("{} of {}: {}\n", needs, format_bytes(static_cast<double>(*s.capacity_per_node)),
+                     *s.fits ? "fits" : "DOES NOT FIT");
+}
+
+}  // namespace
+
 std::string to_text(const EstimateResult& r) {
   const MemoryResult& m = r.memory;
   std::string out = fmt::format("Step time on {} ({}, {}; peak {:.0f} TFLOP/s {})\n", r.cluster.origin,
@@ -17,6 +44,12 @@ std::string to_text(const EstimateResult& r) {
     out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", name, t, 100 * t / r.time.step_s);
   }
   out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", "step", r.time.step_s, 100.0);
+  for (const auto& [name, t] : r.time.breakdown)
+    if (name == "nvme_offload" && t > 0)
+      out += "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
+             "share of the drives (at most its host link); the optimizer's state reads and writes add to the CPU "
+             "step (DeepSpeed offload_optimizer.pipeline_read/pipeline_write off: nvme_optimizer_overlap in "
+             "data/perf.json), gradient writes and parameter reads hide behind compute as far as it is longer\n";
   out += fmt::format("GEMM efficiency: {}\n", r.cluster.gemm_efficiency_source);
   const ThroughputReport& tp = r.throughput;
   out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} of {} per pipeline\n", tp.tokens_per_s,
@@ -27,7 +60,8 @@ std::string to_text(const EstimateResult& r) {
   out += fmt::format("Memory: {} per GPU of {} usable ({} with {:.0f}% kept free): {}\n",
                      format_bytes(static_cast<double>(m.per_gpu.total)), format_bytes(static_cast<double>(m.usable)),
                      format_gb(static_cast<double>(m.capacity)), 100 * m.memory_margin,
-                     m.fits ? "fits" : "DOES NOT FIT");
+                     m.fits ? "fits" : "DOES NOT FIT" + shortfall_text(m));
+  out += storage_text("Host memory", m.host) + storage_text("NVMe", m.nvme);
   for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);
   return out;
 }

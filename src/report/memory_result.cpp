@@ -2,6 +2,8 @@
 // suggestions when it does not fit.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "api/builders.hpp"
 
 namespace gpuplan::api::detail {
@@ -45,6 +47,31 @@ SuggestionReport suggestion_report(const Suggestion& f) {
                           f.extra_comm_bytes_per_step, f.extra_gpus, f.cost};
 }
 
+// With something kept there: the per-node need, and the capacity when it is known.
+NodeStorageReport storage_report(std::int64_t offloaded, const StorageCheck& c, std::optional<std::int64_t> pinned) {
+  NodeStorageReport s;
+  s.total = offloaded;
+  if (c.per_gpu_bytes <= 0) return s;
+  s.pinned_buffers = pinned;
+  s.per_gpu = c.per_gpu_bytes;
+  if (c.gpus_per_node > 0) {
+    s.gpus_per_node = c.gpus_per_node;
+    s.needed_per_node = c.needed_per_node_bytes;
+  }
+  if (c.checked) s.capacity_per_node = c.capacity_per_node_bytes;
+  s.fits = c.fits;
+  return s;
+}
+
+std::optional<std::vector<std::string>> shortfalls(const MemoryReport& r) {
+  if (r.fits) return std::nullopt;
+  std::vector<std::string> out;
+  if (!r.gpu_fits) out.emplace_back("gpu memory");
+  if (!r.host.fits) out.emplace_back("host memory");
+  if (!r.nvme.fits) out.emplace_back("nvme");
+  return out;
+}
+
 }  // namespace
 
 MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const std::vector<Suggestion>& fixes,
@@ -52,8 +79,12 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   MemoryResult m;
   const StageMemory& w = r.worst();
   m.per_gpu = stage_report(w, r.activations_known);
-  m.host.total = w.host;
-  m.nvme.total = w.nvme;
+  std::int64_t pinned = 0;
+  for (const auto& st : r.stages) pinned = std::max(pinned, st.host_buffers);
+  m.host = storage_report(w.host, r.host, pinned);
+  m.nvme = storage_report(w.nvme, r.nvme, std::nullopt);
+  m.does_not_fit = shortfalls(r);
+  if (!in.node.origin.empty()) m.node = in.node.origin;
   m.capacity = r.capacity_bytes;
   m.usable = r.usable_bytes;
   m.memory_margin = in.memory_margin;

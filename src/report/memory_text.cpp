@@ -91,15 +91,62 @@ std::string suggestions_text(const MemoryResult& r) {
   return out;
 }
 
+// One node's host memory or NVMe: what its GPUs keep there against what it has.
+std::string storage_line(const char* what, const NodeStorageReport& s) {
+  if (!s.per_gpu) return "";
+  std::string per_gpu = gb(*s.per_gpu);
+  if (s.pinned_buffers && *s.pinned_buffers > 0)
+    per_gpu += s.total > 0 ? fmt::format(" ({} offloaded + {} pinned NVMe swap buffers)", gb(s.total),
+                                         gb(*s.pinned_buffers))
+                           : " of pinned NVMe swap buffers";
+  if (!s.gpus_per_node)
+    return fmt::format("{} per GPU: {} (not checked: the GPUs per node are not known)\n", what, per_gpu);
+  const std::string needs = fmt::format("{} per node: {} x {} per GPU = {}", what,
+                                        format_quantity(*s.gpus_per_node, "GPU", "GPUs"), per_gpu,
+                                        gb(*s.needed_per_node));
+  if (!s.capacity_per_node) return needs + " (capacity not known: not checked)\n";
+  return fmt::format("{} of {}: {}\n", needs, gb(*s.capacity_per_node), *s.fits ? "fits" : "does NOT fit");
+}
+
+std::string node_lines(const MemoryResult& r, bool explain) {
+  std::string out = storage_line("Host memory", r.host) + storage_line("NVMe", r.nvme);
+  if (out.empty()) return "";
+  if (explain && r.host.pinned_buffers && *r.host.pinned_buffers > 0)
+    out += "  pinned NVMe swap buffers: offload_optimizer.buffer_count x sub_group_size fp32 elements, and with "
+           "parameters offload_param.buffer_count x buffer_size 16-bit elements, each at most what it swaps "
+           "[DeepSpeed ZeRO-Infinity defaults, data/overheads.json: nvme_optimizer_buffer_count, "
+           "optimizer_sub_group_elements, nvme_param_buffer_count, nvme_param_buffer_elements]\n";
+  if (explain)
+    out += "  per node: the worst stage's bytes per GPU x the job's GPUs on one node [offloaded states: "
+           "ZeRO-Offload arXiv 2101.06840, ZeRO-Infinity arXiv 2104.07857]\n";
+  const std::string origin =
+      r.node ? *r.node : "not known: give --system, or --host-memory / --nvme-capacity with --gpus-per-node";
+  return fmt::format("Node ({}):\n{}\n", origin, out);
+}
+
+// What is short besides the GPU: "host memory", "nvme".
+std::string node_shortfall(const MemoryResult& r) {
+  std::string out;
+  if (r.host.fits && !*r.host.fits)
+    out += fmt::format("; host memory does NOT fit, {} per node of {}", gb(*r.host.needed_per_node),
+                       gb(*r.host.capacity_per_node));
+  if (r.nvme.fits && !*r.nvme.fits)
+    out += fmt::format("; NVMe does NOT fit, {} per node of {}", gb(*r.nvme.needed_per_node),
+                       gb(*r.nvme.capacity_per_node));
+  return out;
+}
+
 std::string verdict(const MemoryResult& r) {
   const std::string needs = fmt::format("Worst stage: {}. Needs {} of {} usable per GPU: ", r.stage,
                                         gb(r.per_gpu.total), gb(r.usable));
   const std::string standing = headroom_text(r.usable, r.per_gpu.total);
+  const bool gpu_fits = r.usable >= r.per_gpu.total;
   if (!r.activations_known)
-    return needs + (r.fits ? "the model states and runtime fit, " + standing + "; the activations are unknown "
-                                                                               "(give --model)"
-                           : "does NOT fit, " + standing + ", before any activation");
-  return needs + (r.fits ? "fits, " : "does NOT fit, ") + standing;
+    return needs + (gpu_fits ? "the model states and runtime fit, " + standing + "; the activations are unknown "
+                                                                                 "(give --model)"
+                             : "does NOT fit, " + standing + ", before any activation") +
+           node_shortfall(r);
+  return needs + (gpu_fits ? "fits, " : "does NOT fit, ") + standing + node_shortfall(r);
 }
 
 // The memory the check is against, and whose it is: a named GPU, the default one, or a size given; and what is
@@ -131,6 +178,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   } else {
     out += stage_table(r.per_gpu, explain);
   }
+  out += node_lines(r, explain);
   out += verdict(r) + ".\n";
   if (!r.fits) out += suggestions_text(r);
   for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);

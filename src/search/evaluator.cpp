@@ -49,12 +49,11 @@ memory::MemoryModel Evaluator::memory_model(const Shape& s) const {
   return memory::MemoryModel(memory_job_, shape_layout(s));
 }
 
-bool Evaluator::host_fits(const memory::MemoryPeak& m, OffloadTarget target) const {
-  if (m.host_bytes <= 0) return true;
-  const double per_node = m.host_bytes * static_cast<double>(std::max(1, in_.fabric.gpus_per_node));
-  const double capacity = static_cast<double>(target == OffloadTarget::nvme ? in_.system.nvme_bytes
-                                                                             : in_.system.host_memory_bytes);
-  return capacity <= 0 || per_node <= capacity;   // unknown capacity: not a constraint
+bool Evaluator::host_fits(const memory::MemoryPeak& m) const {
+  // The same checks as estimate_memory's: the worst stage's per-GPU bytes on every GPU of a node.
+  const NodeStorage& node = in_.base.node;
+  return check_node_storage(m.host_bytes, node, gpus_, node.host_memory_bytes).fits &&
+         check_node_storage(m.nvme_bytes, node, gpus_, node.nvme_bytes).fits;
 }
 
 void Evaluator::set_layout(EstimateInputs& est, const Shape& s, const Variant& v) const {

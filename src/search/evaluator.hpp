@@ -38,7 +38,7 @@ class Evaluator {
 
   // The memory model of a shape whose degrees are set (and valid).
   memory::MemoryModel memory_model(const Shape& shape) const;
-  bool host_fits(const memory::MemoryPeak& peak, OffloadTarget target) const;
+  bool host_fits(const memory::MemoryPeak& peak) const;
 
   // The inputs of estimate_step for this job (its compute constants resolved); set_layout points them at one
   // layout. The job's step facts, prepared once, for the step models.

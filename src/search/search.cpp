@@ -65,9 +65,12 @@ void Space::choose_variants(const SearchSpace& f) {
     if (!f.offload || z == 0) continue;
     zo_.push_back({z, Offload::optimizer, OffloadTarget::cpu});
     if (z == 3) {
-      zo_.push_back({z, Offload::optimizer, OffloadTarget::nvme});
+      // NVMe offload is priced from the node's drives: only where the catalog (or --catalog) states their rates.
+      const NodeStorage& node = ev_.inputs().base.node;
+      const bool nvme = node.nvme_read_GBps > 0 && node.nvme_write_GBps > 0;
+      if (nvme) zo_.push_back({z, Offload::optimizer, OffloadTarget::nvme});
       zo_.push_back({z, Offload::optimizer_and_params, OffloadTarget::cpu});
-      zo_.push_back({z, Offload::optimizer_and_params, OffloadTarget::nvme});
+      if (nvme) zo_.push_back({z, Offload::optimizer_and_params, OffloadTarget::nvme});
     }
   }
   auto has_bool = [](const std::vector<bool>& list, bool v) {
@@ -377,7 +380,7 @@ class Worker {
                 const memory::ActivationTable& a, const memory::MemoryPeak* known = nullptr) {
     ++stats.evaluated;
     const memory::MemoryPeak mem = known != nullptr ? *known : memory_model.peak(a, v);
-    if (mem.total > ev_.usable_bytes() || !ev_.host_fits(mem, v.offload_target)) return false;
+    if (mem.total > ev_.usable_bytes() || !ev_.host_fits(mem)) return false;
     ++stats.feasible;
     ++stats.timed;
     ev_.set_layout(est_, s, v);

@@ -83,6 +83,8 @@ struct HardwareOptions {
   std::optional<std::string> cuda_context, nccl_per_comm;   // sizes
   std::optional<double> allocator_factor;
   std::optional<double> memory_margin;         // fraction of GPU memory kept free; none: 0.08
+  std::optional<std::string> host_memory;      // one node's RAM instead of the system's: "2TB"
+  std::optional<std::string> nvme_capacity;    // one node's local NVMe instead of the system's: "30TB"
   bool overheads = true;
   bool operator==(const HardwareOptions&) const = default;
 };
@@ -121,6 +123,8 @@ struct MemoryRequest {
   TrainingOptions training;
   LayoutOptions layout;
   HardwareOptions hardware;
+  std::optional<std::string> system;           // the node: its GPU, host memory and NVMe (catalog system name)
+  std::optional<std::int64_t> gpus_per_node;   // the job's GPUs sharing one node's host memory and NVMe
   bool all_stages = false;
   bool explain = false;
   bool operator==(const MemoryRequest&) const = default;

@@ -109,9 +109,20 @@ struct SuggestionReport {
   std::int64_t extra_gpus = 0;
   std::string cost;
 };
+// Host memory or NVMe of one node: what the worst stage keeps there per GPU, and with something kept there, what the
+// job's GPUs on one node need of it against the node's capacity.
+struct NodeStorageReport {
+  std::int64_t total = 0;                      // offloaded states, per GPU (the worst stage's)
+  std::optional<std::int64_t> pinned_buffers;  // host memory only: pinned staging buffers of NVMe offload, per GPU
+  std::optional<std::int64_t> per_gpu;         // total + pinned_buffers, the most of any stage
+  std::optional<std::int64_t> gpus_per_node;   // the job's GPUs on one node
+  std::optional<std::int64_t> needed_per_node; // per_gpu x gpus_per_node
+  std::optional<std::int64_t> capacity_per_node;  // absent: not known, not checked
+  std::optional<bool> fits;                    // needed_per_node <= capacity_per_node (true when not checked)
+};
 struct MemoryResult {
   StageReport per_gpu;                         // the worst stage
-  ByteTotal host, nvme;                        // offloaded, per GPU
+  NodeStorageReport host, nvme;                // offloaded, per GPU and per node
   std::int64_t capacity = 0;
   std::int64_t usable = 0;                     // capacity less the margin: what `fits` is checked against
   double memory_margin = 0;
@@ -126,6 +137,8 @@ struct MemoryResult {
   LayoutSummary layout;
   TrainingSummary training;
   std::optional<std::vector<StageReport>> stages;   // every stage (all_stages)
+  std::optional<std::vector<std::string>> does_not_fit;  // when it does not fit: "gpu memory", "host memory", "nvme"
+  std::optional<std::string> node;             // where the host memory and NVMe capacities came from, when known
   std::vector<SuggestionReport> suggestions;   // when it does not fit: single changes that help, cheapest first
   std::vector<std::string> warnings;           // what in the job looks wrong (a sequence past the model's positions)
 };
