@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "gpuplan/error.hpp"
 #include "memory/internal.hpp"
@@ -29,6 +30,25 @@ std::pair<std::int64_t, std::int64_t> PipelineSplit::chunk(std::int64_t rank, st
   return {begin, begin + layers_on(rank) / vpp};
 }
 
+namespace {
+
+// The layers left for the ranks between the first and last once their own counts are given, and how many ranks
+// share them.
+std::pair<std::int64_t, std::int64_t> middle_of(std::int64_t layers, const Layout& l) {
+  std::int64_t rest = layers, middle_ranks = l.pp;
+  if (l.first_stage_layers >= 0) {
+    rest -= l.first_stage_layers;
+    --middle_ranks;
+  }
+  if (l.last_stage_layers >= 0) {
+    rest -= l.last_stage_layers;
+    --middle_ranks;
+  }
+  return {rest, middle_ranks};
+}
+
+}  // namespace
+
 PipelineSplit pipeline_split(std::int64_t layers, const Layout& l) {
   PipelineSplit split;
   split.pp = l.pp;
@@ -42,15 +62,7 @@ PipelineSplit pipeline_split(std::int64_t layers, const Layout& l) {
     split.first = split.middle = split.last = layers / l.pp;
     return split;
   }
-  std::int64_t rest = layers, middle_ranks = l.pp;
-  if (l.first_stage_layers >= 0) {
-    rest -= l.first_stage_layers;
-    --middle_ranks;
-  }
-  if (l.last_stage_layers >= 0) {
-    rest -= l.last_stage_layers;
-    --middle_ranks;
-  }
+  const auto [rest, middle_ranks] = middle_of(layers, l);
   split.middle = middle_ranks > 0 ? rest / middle_ranks : 0;
   split.first = l.first_stage_layers >= 0 ? l.first_stage_layers : split.middle;
   split.last = l.last_stage_layers >= 0 ? l.last_stage_layers : split.middle;
@@ -71,15 +83,7 @@ void check_pipeline_split(std::int64_t layers, const Layout& l) {
   }
   if (l.pp == 1)
     throw InputError("layout.first_stage_layers", "with layout.pp 1", "an uneven split of 2 or more stages");
-  std::int64_t rest = layers, middle_ranks = l.pp;
-  if (l.first_stage_layers >= 0) {
-    rest -= l.first_stage_layers;
-    --middle_ranks;
-  }
-  if (l.last_stage_layers >= 0) {
-    rest -= l.last_stage_layers;
-    --middle_ranks;
-  }
+  const auto [rest, middle_ranks] = middle_of(layers, l);
   const PipelineSplit split = pipeline_split(layers, l);
   const bool divides = rest >= 0 && (middle_ranks > 0 ? rest % middle_ranks == 0 && split.middle > 0 : rest == 0);
   const bool whole_chunks = split.first % l.vpp == 0 && split.middle % l.vpp == 0 && split.last % l.vpp == 0;
