@@ -24,6 +24,7 @@ FUNCTIONS = [
     ("memory", "memory", [], {}),
     ("estimate", "estimate", [], {}),
     ("plan", "plan", [], {"progress": "Callable[[int, int], object] | None"}),
+    ("size", "size", [], {"progress": "Callable[[int, int], object] | None"}),
     ("comm", "comm", ["collective"], {"calibrate": "Sequence[str | os.PathLike[str]] | str | None", "out": "str | None"}),
     ("calibrate", "calibrate", ["calibrate"], {}),
     ("topo", "topo", ["text_or_path"], {}),

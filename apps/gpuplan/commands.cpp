@@ -48,21 +48,25 @@ constexpr Command kCommands[] = {
      "time.step_s, time.breakdown, throughput.*, memory as 'gpuplan memory --json', cluster"},
     {"plan", Question::plan, "Search every layout for the fastest one that fits, and explain it",
      "job, plans, space, evaluated, feasible, search_seconds, why_winner, sensitivity, near_misses"},
+    {"size", Question::size,
+     "How many GPUs of which kind, for how long: the fastest layout of every system and node count for a token "
+     "budget, with days, GPU-hours, cost and energy",
+     "job, points, headlines, explanation, notes, layouts_evaluated, search_seconds, chart_svg, chart_written"},
 };
 
 std::string json_text(const nlohmann::ordered_json& json) { return json.dump(2) + "\n"; }
 
 // A progress bar on a terminal, for searches that take more than a second.
-ProgressCallback progress_bar() {
+ProgressCallback progress_bar(const char* counted = "layouts") {
   if (isatty(fileno(stderr)) == 0) return {};
   const auto start = std::chrono::steady_clock::now();
-  return [start](std::uint64_t done, std::uint64_t total) {
+  return [start, counted](std::uint64_t done, std::uint64_t total) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (elapsed < 1.0 || total == 0) return;
     const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
     const auto bar = static_cast<std::size_t>(fraction * 30);
-    fmt::print(stderr, "\r[{}{}] {:5.1f}% of {} layouts, {:.1f} s{}", std::string(bar, '#'),
-               std::string(30 - bar, '.'), 100 * fraction, total, elapsed, done >= total ? "\n" : "");
+    fmt::print(stderr, "\r[{}{}] {:5.1f}% of {} {}, {:.1f} s{}", std::string(bar, '#'), std::string(30 - bar, '.'),
+               100 * fraction, total, counted, elapsed, done >= total ? "\n" : "");
   };
 }
 
@@ -111,6 +115,10 @@ std::string run(const Command& c, const nlohmann::json& flags, bool json, bool e
       return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::calibrate: return calibrate(flags, json);
+    case Question::size: {
+      const auto r = api::answer(api::from_json<api::SizeRequest>(flags), progress_bar("searches"));
+      return json ? json_text(api::to_json(r)) : api::to_text(r, flags.value("power", false), flags.value("explain", false));
+    }
   }
   return {};
 }

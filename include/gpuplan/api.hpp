@@ -20,7 +20,7 @@
 
 namespace gpuplan::api {
 
-enum class Question { model, memory, estimate, plan, comm, calibrate, topo, catalog };
+enum class Question { model, memory, estimate, plan, comm, calibrate, topo, catalog, size };
 std::string_view to_string(Question question);                    // "memory"
 std::optional<Question> question_from_string(std::string_view name);
 
@@ -74,6 +74,9 @@ TopoResult run(const TopoRequest& request);
 // The same for a topology already read (gpuplan_host's NVML discovery); the request's other options apply.
 TopoResult run(const TopoRequest& request, const Topology& topology);
 CatalogResult run(const CatalogRequest& request);
+// One layout search per system and node count; `runner` runs the searches (null: one after another). Progress
+// counts the searches done.
+SizeResult run(const SizeRequest& request, ProgressCallback progress = {}, const ParallelRunner* runner = nullptr);
 
 // Any question by name, request and result as JSON. The request is nested ({"layout": {"tp": 8}}) or flat
 // ({"tp": 8}: option names at the top level), or both.
@@ -94,6 +97,7 @@ nlohmann::ordered_json to_json(const CommRequest& request);
 nlohmann::ordered_json to_json(const CalibrateRequest& request);
 nlohmann::ordered_json to_json(const TopoRequest& request);
 nlohmann::ordered_json to_json(const CatalogRequest& request);
+nlohmann::ordered_json to_json(const SizeRequest& request);
 
 nlohmann::ordered_json to_json(const ModelResult& result);
 nlohmann::ordered_json to_json(const MemoryResult& result);
@@ -103,6 +107,7 @@ nlohmann::ordered_json to_json(const CommResult& result);
 nlohmann::ordered_json to_json(const CalibrateResult& result);
 nlohmann::ordered_json to_json(const TopoResult& result);
 nlohmann::ordered_json to_json(const CatalogResult& result);
+nlohmann::ordered_json to_json(const SizeResult& result);
 // The calibration file as `--comm-calibration` reads it (what --out writes).
 std::string calibration_file_text(const CalibrateResult& result);
 
@@ -117,5 +122,7 @@ std::string to_text(const CommResult& result);
 std::string to_text(const CalibrateResult& result);
 std::string to_text(const TopoResult& result);
 std::string to_text(const CatalogResult& result);
+// With `power`, the energy columns; with `explain`, why the curves bend.
+std::string to_text(const SizeResult& result, bool power, bool explain);
 
 }  // namespace gpuplan::api

@@ -30,6 +30,7 @@ struct GemmEfficiencyTable {
   struct Entry {
     double rows = 0, outputs = 0, inputs = 0;       // the forward GEMM: rows x inputs times inputs x outputs
     double forward = 0, dgrad = 0, wgrad = 0;
+    double log2_rows = 0, log2_outputs = 0, log2_inputs = 0;   // derived: where the lookup measures distances
   };
   std::string gpu, source;
   std::vector<Entry> dense;                          // one linear layer

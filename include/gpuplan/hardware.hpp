@@ -68,6 +68,7 @@ struct GpuSpec {
   double scaleup_bidirectional_GBps = 0; // derived: scaleup_links x the link's bidirectional rate
   std::string host_link;                 // link to the host: "pcie5-x16", "c2c-grace"
   double host_per_direction_GBps = 0;    // derived from host_link
+  double board_power_W = 0;              // maximum board power (TDP); 0 when not stated
   std::string source;                    // main source (required, non-empty)
   std::map<std::string, std::string> field_sources;   // per-field sources/notes, keyed by field name
   std::string origin;
@@ -122,6 +123,12 @@ struct SystemSpec {
   double nvme_write_GBps = 0;            // local NVMe aggregate sequential write; 0 when not stated
   int nvme_drives = 0;                   // local NVMe drives the rates add up over; 0 when not stated
   bytes_t nvme_bytes = 0;                // local NVMe capacity; 0 when not stated
+  double power_W = 0;                    // maximum input power of one node (datasheet); 0 when not stated
+  // The scale-out network's tiers in the reference cluster of this system: nodes one leaf (rail) group joins,
+  // nodes a two-tier (leaf-spine) fabric joins, and how oversubscribed the tiers above the leaves are.
+  int leaf_nodes = 0;                    // 0 when not stated
+  int spine_nodes = 0;                   // 0 when not stated
+  double spine_oversubscription = 1;     // 1: non-blocking
   std::string source;
   std::map<std::string, std::string> field_sources;
   std::string origin;

@@ -48,6 +48,7 @@ void load_files(CommRequest& request);
 void load_files(CalibrateRequest& request);
 void load_files(TopoRequest& request);
 void load_files(CatalogRequest& request);
+void load_files(SizeRequest& request);
 
 // The questions answered with what only a host can do: the request's files read, the NVIDIA driver asked for
 // the topology when none is given, the calibration written where `out` says, the search's workers on threads.
@@ -59,6 +60,8 @@ CommResult answer(CommRequest request);
 CalibrateResult answer(CalibrateRequest request);
 TopoResult answer(TopoRequest request);
 CatalogResult answer(CatalogRequest request);
+// The searches on threads; the chart written where `chart` says.
+SizeResult answer(SizeRequest request, ProgressCallback progress = {});
 nlohmann::ordered_json answer_json(Question question, const nlohmann::json& request, ProgressCallback progress = {});
 
 }  // namespace api

@@ -16,8 +16,8 @@ import os
 from . import _core
 from ._errors import InputError
 
-__all__ = ["InputError", "Result", "model", "memory", "estimate", "plan", "comm", "calibrate", "topo", "catalog",
-           "options"]
+__all__ = ["InputError", "Result", "model", "memory", "estimate", "plan", "size", "comm", "calibrate", "topo",
+           "catalog", "options"]
 __version__ = "0.1.0"
 
 
@@ -88,6 +88,16 @@ def plan(progress=None, **options):
     return _answer("plan", options, progress)
 
 
+def size(progress=None, **options):
+    """How many GPUs of which kind, for how long: the fastest layout of every system (``systems=``) and node count
+    (``nodes="1:2048"``) for a token budget (``tokens="15T"``), with days, GPU-hours, cost and energy.
+
+    ``progress(done, total)`` counts the searches done; ``chart="file.svg"`` writes the chart (its SVG text is
+    also in the result's ``chart_svg``).
+    """
+    return _answer("size", options, progress)
+
+
 def comm(collective=None, **options):
     """What one collective costs on a fabric (as nccl-tests prints it); with ``calibrate=[files]`` the fit of the
     collective model to measured nccl-tests outputs (see :func:`calibrate`)."""
@@ -121,7 +131,7 @@ def catalog(kind=None, name=None, **options):
 def _document():
     """Each function's docstring lists its options with their units and defaults, from the library's table."""
     for question, function in (("model", model), ("memory", memory), ("estimate", estimate), ("plan", plan),
-                               ("comm", comm), ("calibrate", calibrate), ("topo", topo), ("catalog", catalog)):
+                               ("size", size), ("comm", comm), ("calibrate", calibrate), ("topo", topo), ("catalog", catalog)):
         lines = [function.__doc__.rstrip(), "", "Options:"]
         for o in _core.options(question):
             lines.append(f"    {o['name']}: {o['help']}")

@@ -39,6 +39,7 @@ ordered_json gpu_json(const GpuSpec& g) {
   j["scaleup_bidirectional_GBps"] = g.scaleup_bidirectional_GBps;
   j["host_link"] = g.host_link;
   j["host_per_direction_GBps"] = g.host_per_direction_GBps;
+  j["board_power_W"] = g.board_power_W;
   write_sources(j, g.source, g.field_sources, g.origin);
   return j;
 }
@@ -105,6 +106,10 @@ ordered_json system_json(const SystemSpec& s) {
   j["nvme_write_GBps"] = s.nvme_write_GBps;
   j["nvme_drives"] = s.nvme_drives;
   j["nvme_bytes"] = s.nvme_bytes;
+  j["power_W"] = s.power_W;
+  j["leaf_nodes"] = s.leaf_nodes;
+  j["spine_nodes"] = s.spine_nodes;
+  j["spine_oversubscription"] = s.spine_oversubscription;
   write_sources(j, s.source, s.field_sources, s.origin);
   return j;
 }
@@ -143,6 +148,7 @@ GpuSpec gpu_from(const json& j) {
   get(j, "scaleup_bidirectional_GBps", g.scaleup_bidirectional_GBps);
   get(j, "host_link", g.host_link);
   get(j, "host_per_direction_GBps", g.host_per_direction_GBps);
+  get(j, "board_power_W", g.board_power_W);
   read_sources(j, g.source, g.field_sources, g.origin);
   return g;
 }
@@ -208,6 +214,10 @@ SystemSpec system_from(const json& j) {
   get(j, "nvme_write_GBps", s.nvme_write_GBps);
   get(j, "nvme_drives", s.nvme_drives);
   get(j, "nvme_bytes", s.nvme_bytes);
+  get(j, "power_W", s.power_W);
+  get(j, "leaf_nodes", s.leaf_nodes);
+  get(j, "spine_nodes", s.spine_nodes);
+  get(j, "spine_oversubscription", s.spine_oversubscription);
   read_sources(j, s.source, s.field_sources, s.origin);
   return s;
 }

@@ -56,6 +56,7 @@ FieldList fields_of(CommRequest& request);
 FieldList fields_of(CalibrateRequest& request);
 FieldList fields_of(TopoRequest& request);
 FieldList fields_of(CatalogRequest& request);
+FieldList fields_of(SizeRequest& request);
 
 // Reads nested or flat JSON into the fields; throws InputError naming the field (or the unknown key).
 void read_fields(const FieldList& fields, const nlohmann::json& json);

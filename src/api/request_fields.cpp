@@ -431,3 +431,84 @@ FieldList fields_of(CatalogRequest& r) {
 }
 
 }  // namespace gpuplan::api::detail
+
+namespace gpuplan::api::detail {
+
+namespace {
+
+constexpr std::string_view kBudget = "Training run";
+constexpr std::string_view kSweep = "Clusters to compare";
+
+void add_size_training(FieldList& f, SizeRequest& r) {
+  f.add(&r.tokens, "tokens", "tokens", "Tokens to train on: 15T, 300B, 2e12 (required)", kBudget, "COUNT");
+  f.add(&r.training.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kBudget,
+        kSequence);
+  f.add(&r.global_batch_tokens, "global_batch_tokens", "global_batch_tokens",
+        "Global batch in tokens: 16M, 4e6 (default 4M; rounded to whole sequences)", kBudget, "COUNT");
+  f.add(&r.training.global_batch, "global_batch", "training.global_batch",
+        "Global batch in sequences instead of --global-batch-tokens", kBudget, kAtLeastOne);
+  f.add(&r.training.precision, "precision", "training.precision", "Training precision: fp32|fp16|bf16|fp8 (default bf16)",
+        kBudget, "NAME");
+  f.add(&r.training.optimizer, "optimizer", "training.optimizer",
+        "Optimizer: adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (default adam)", kBudget, "NAME");
+  f.add(&r.goodput, "goodput", "goodput",
+        "Fraction of wall time that trains, after failures and restarts (default 1.0; Llama 3 405B reports more "
+        "than 0.9)",
+        kBudget, Bounds{.minimum = 0, .maximum = 1, .minimum_open = true});
+  f.add(&r.checkpoint_overhead, "checkpoint_overhead", "checkpoint_overhead",
+        "Fraction of training time spent writing checkpoints (default 0)", kBudget, kFraction);
+}
+
+void add_size_sweep(FieldList& f, SizeRequest& r) {
+  f.add(&r.systems, "systems", "systems",
+        "Systems to compare (default dgx-h100,dgx-h200,dgx-b200,mi300x-8x; see 'gpuplan catalog systems')", kSweep,
+        "LIST");
+  f.add(&r.nodes, "nodes", "nodes",
+        "Node counts: MIN:MAX (the powers of two between, and both ends) or a list 16,24,32 (default 1:2048)",
+        kSweep, "RANGE");
+  f.add(&r.nic_GBps, "nic_GBps", "nic_GBps",
+        "Scale-out bandwidth per GPU, GB/s per direction, instead of each system's NICs (400 Gb/s = 50)", kSweep,
+        kPositiveRate);
+  f.add(&r.spine_oversubscription, "spine_oversubscription", "spine_oversubscription",
+        "Oversubscription of the tiers above one leaf (default: the catalog's, 1 = non-blocking)", kSweep,
+        Bounds{.minimum = 1, .maximum = 1000});
+  add_catalog(f, r.catalog, "catalog");
+  f.add(&r.memory_margin, "memory_margin", "memory_margin",
+        "Fraction of GPU memory kept free (default 0.08; see docs/plan.md)", kSweep, kFraction);
+  f.add(&r.threads, "threads", "threads", "Worker threads (default 0: all cores)", kSweep,
+        Bounds{.minimum = 0, .maximum = 1024});
+}
+
+void add_size_costs(FieldList& f, SizeRequest& r) {
+  f.add(&r.deadline, "deadline", "deadline", "Longest acceptable training time: 90d, 12w, 2000h", kBudget,
+        "DURATION");
+  f.add(&r.price, "price", "price",
+        "Dollars per GPU-hour: one price for all, or per system: dgx-h100=2.5,dgx-b200=5", kBudget, "PRICES");
+  f.add(&r.objective, "objective", "objective",
+        "What the recommendation minimises: time|cost|energy (default time)", kBudget, "NAME");
+  f.add(&r.power_overhead, "power_overhead", "power_overhead",
+        "Host and network power as a fraction of the GPUs' board power (default: from the system's datasheet "
+        "power)",
+        kBudget, kAtLeastZero);
+}
+
+}  // namespace
+
+FieldList fields_of(SizeRequest& r) {
+  FieldList f;
+  add_model(f, r.model);
+  f.positional();
+  add_overrides(f, r.overrides);
+  add_size_training(f, r);
+  add_loss(f, r.training);
+  add_size_costs(f, r);
+  add_size_sweep(f, r);
+  f.add(&r.power, "power", "power", "Show energy (MWh) in the table", kOutput);
+  f.add(&r.chart, "chart", "chart",
+        "Write an SVG chart of time to train against GPUs per system, with cost on a second axis", kOutput, "FILE");
+  f.add(&r.explain, "explain", "explain",
+        "Say why the curves bend: memory forcing model parallelism, pipeline bubbles, network tiers", kOutput);
+  return f;
+}
+
+}  // namespace gpuplan::api::detail

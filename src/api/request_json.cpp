@@ -8,14 +8,15 @@ namespace gpuplan::api {
 
 namespace {
 
-constexpr std::array<std::pair<Question, std::string_view>, 8> kQuestions = {{{Question::model, "model"},
+constexpr std::array<std::pair<Question, std::string_view>, 9> kQuestions = {{{Question::model, "model"},
                                                                                {Question::memory, "memory"},
                                                                                {Question::estimate, "estimate"},
                                                                                {Question::plan, "plan"},
                                                                                {Question::comm, "comm"},
                                                                                {Question::calibrate, "calibrate"},
                                                                                {Question::topo, "topo"},
-                                                                               {Question::catalog, "catalog"}}};
+                                                                               {Question::catalog, "catalog"},
+                                                                               {Question::size, "size"}}};
 
 template <typename Request>
 std::vector<OptionInfo> options_of() {
@@ -27,10 +28,10 @@ std::vector<OptionInfo> options_of() {
 }
 
 const std::vector<OptionInfo>& options_table(Question q) {
-  static const std::array<std::vector<OptionInfo>, 8> tables = {
+  static const std::array<std::vector<OptionInfo>, 9> tables = {
       options_of<ModelRequest>(),     options_of<MemoryRequest>(),    options_of<EstimateRequest>(),
       options_of<PlanRequest>(),      options_of<CommRequest>(),      options_of<CalibrateRequest>(),
-      options_of<TopoRequest>(),      options_of<CatalogRequest>()};
+      options_of<TopoRequest>(),      options_of<CatalogRequest>(),   options_of<SizeRequest>()};
   return tables[static_cast<std::size_t>(q)];
 }
 
@@ -102,6 +103,7 @@ template <> TopoRequest from_json<TopoRequest>(const nlohmann::json& j) { return
 template <> CatalogRequest from_json<CatalogRequest>(const nlohmann::json& j) {
   return request_from<CatalogRequest>(j);
 }
+template <> SizeRequest from_json<SizeRequest>(const nlohmann::json& j) { return request_from<SizeRequest>(j); }
 
 nlohmann::ordered_json to_json(const ModelRequest& r) { return request_to(r); }
 nlohmann::ordered_json to_json(const MemoryRequest& r) { return request_to(r); }
@@ -111,5 +113,6 @@ nlohmann::ordered_json to_json(const CommRequest& r) { return request_to(r); }
 nlohmann::ordered_json to_json(const CalibrateRequest& r) { return request_to(r); }
 nlohmann::ordered_json to_json(const TopoRequest& r) { return request_to(r); }
 nlohmann::ordered_json to_json(const CatalogRequest& r) { return request_to(r); }
+nlohmann::ordered_json to_json(const SizeRequest& r) { return request_to(r); }
 
 }  // namespace gpuplan::api

@@ -13,6 +13,7 @@ nlohmann::ordered_json to_json(const EstimateResult& r) { return members_to_json
 nlohmann::ordered_json to_json(const PlanResult& r) { return members_to_json(r); }
 nlohmann::ordered_json to_json(const CalibrateResult& r) { return members_to_json(r); }
 nlohmann::ordered_json to_json(const TopoResult& r) { return members_to_json(r); }
+nlohmann::ordered_json to_json(const SizeResult& r) { return members_to_json(r); }
 
 template <> ModelResult from_json<ModelResult>(const nlohmann::json& j) { return members_from_json<ModelResult>(j); }
 template <> MemoryResult from_json<MemoryResult>(const nlohmann::json& j) { return members_from_json<MemoryResult>(j); }
@@ -24,6 +25,7 @@ template <> CalibrateResult from_json<CalibrateResult>(const nlohmann::json& j) 
   return members_from_json<CalibrateResult>(j);
 }
 template <> TopoResult from_json<TopoResult>(const nlohmann::json& j) { return members_from_json<TopoResult>(j); }
+template <> SizeResult from_json<SizeResult>(const nlohmann::json& j) { return members_from_json<SizeResult>(j); }
 
 // One size puts its row's keys beside the collective's (as nccl-tests users read one line); a sweep lists them.
 nlohmann::ordered_json to_json(const CommResult& r) {

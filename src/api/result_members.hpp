@@ -121,6 +121,28 @@ GPUPLAN_MEMBERS(PlanResult, member("job", &T::job), member("plans", &T::plans), 
                 member("why_winner", &T::why_winner), member("sensitivity", &T::sensitivity),
                 member("near_misses", &T::near_misses));
 
+// gpuplan size
+GPUPLAN_MEMBERS(SizePoint, member("system", &T::system), member("nodes", &T::nodes), member("gpus", &T::gpus),
+                member("fits", &T::fits), member("network_tier", &T::network_tier), member("nic_GBps", &T::nic_GBps),
+                member("step_s", &T::step_s), member("tokens_per_s", &T::tokens_per_s), member("mfu", &T::mfu),
+                member("bubble_fraction", &T::bubble_fraction), member("days", &T::days),
+                member("gpu_hours", &T::gpu_hours), member("energy_MWh", &T::energy_MWh),
+                member("cost_dollars", &T::cost_dollars), member("pareto", &T::pareto),
+                member("meets_deadline", &T::meets_deadline), member("layout", &T::layout),
+                member("command", &T::command), member("note", &T::note));
+GPUPLAN_MEMBERS(SizeHeadline, member("question", &T::question), member("point", &T::point),
+                member("answer", &T::answer));
+GPUPLAN_MEMBERS(SizeJob, member("model", &T::model), member("tokens", &T::tokens), member("seq_len", &T::seq_len),
+                member("global_batch", &T::global_batch), member("global_batch_tokens", &T::global_batch_tokens),
+                member("objective", &T::objective), member("goodput", &T::goodput),
+                member("checkpoint_overhead", &T::checkpoint_overhead), member("deadline_days", &T::deadline_days),
+                member("assumptions", &T::assumptions));
+GPUPLAN_MEMBERS(SizeResult, member("job", &T::job), member("points", &T::points),
+                member("headlines", &T::headlines), member("explanation", &T::explanation),
+                member("notes", &T::notes), member("layouts_evaluated", &T::layouts_evaluated),
+                member("search_seconds", &T::search_seconds), member("chart_svg", &T::chart_svg),
+                member("chart_written", &T::chart_written));
+
 // gpuplan comm
 GPUPLAN_MEMBERS(CollectiveRow, member("size_bytes", &T::size_bytes), member("time_s", &T::time_s),
                 member("algbw_GBps", &T::algbw_GBps), member("busbw_GBps", &T::busbw_GBps),

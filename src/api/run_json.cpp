@@ -14,6 +14,7 @@ nlohmann::ordered_json run_json(Question question, const nlohmann::json& request
     case Question::calibrate: return to_json(run(from_json<CalibrateRequest>(request)));
     case Question::topo: return to_json(run(from_json<TopoRequest>(request)));
     case Question::catalog: return to_json(run(from_json<CatalogRequest>(request)));
+    case Question::size: return to_json(run(from_json<SizeRequest>(request), std::move(progress), runner));
   }
   return {};
 }

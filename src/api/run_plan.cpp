@@ -6,6 +6,7 @@
 
 #include "api/builders.hpp"
 #include "api/fields.hpp"
+#include "api/plan_setup.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "util/choices.hpp"
@@ -13,12 +14,10 @@
 
 namespace gpuplan::api {
 
-namespace {
+using detail::PlanSetup;
+using Job = PlanSetup;
 
-struct Job {
-  PlanInputs inputs;
-  detail::ResolvedCluster cluster;
-};
+namespace {
 
 SearchSpace search_space(const SearchOptions& o) {
   SearchSpace s;
@@ -52,7 +51,9 @@ void apply_ranking(const RankingOptions& o, PlanInputs& in) {
   in.prune = !o.exhaustive;
 }
 
-Job plan_job(const PlanRequest& r) {
+}  // namespace
+
+PlanSetup detail::plan_setup(const PlanRequest& r) {
   Job job;
   PlanInputs& in = job.inputs;
   if (!r.model.given()) throw InputError("model", "(none)", "a catalog name or a config.json path");
@@ -91,6 +92,8 @@ Job plan_job(const PlanRequest& r) {
   apply_ranking(r.ranking, in);
   return job;
 }
+
+namespace {
 
 // The model, as options of `gpuplan estimate`.
 std::string model_flags(const PlanRequest& r) {
@@ -156,9 +159,9 @@ PlanLayout plan_layout(const Plan& p, const Layout& l) {
                     l.first_stage_layers, l.last_stage_layers};
 }
 
-// A plan as `gpuplan estimate --json` prints it, with its layout, the usable memory under the margin and the
-// command that reproduces it.
-PlanReport plan_report(const PlanRequest& r, const Job& job, const Plan& p) {
+}  // namespace
+
+PlanReport detail::plan_report(const PlanRequest& r, const PlanSetup& job, const Plan& p) {
   PlanReport out;
   const EstimateInputs est = plan_estimate_inputs(job.inputs, p);
   out.time = detail::time_report(p.time);
@@ -171,6 +174,8 @@ PlanReport plan_report(const PlanRequest& r, const Job& job, const Plan& p) {
   if (p.cost_per_mtokens > 0) out.cost_per_million_tokens = p.cost_per_mtokens;
   return out;
 }
+
+namespace {
 
 PlanJob job_summary(const PlanRequest& r, const Job& job) {
   const PlanInputs& in = job.inputs;
@@ -185,11 +190,11 @@ PlanJob job_summary(const PlanRequest& r, const Job& job) {
 
 PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
   detail::check_bounds(r);
-  const Job job = plan_job(r);
+  const Job job = detail::plan_setup(r);
   const gpuplan::PlanResult found = search_plans(job.inputs, std::move(progress), runner);
   PlanResult out;
   out.job = job_summary(r, job);
-  for (const Plan& p : found.plans) out.plans.push_back(plan_report(r, job, p));
+  for (const Plan& p : found.plans) out.plans.push_back(detail::plan_report(r, job, p));
   out.space = found.space;
   out.evaluated = found.evaluated;
   out.feasible = found.feasible;
@@ -201,7 +206,7 @@ PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRu
   for (const Sensitivity& s : found.sensitivity)
     out.sensitivity.push_back(SensitivityReport{s.change, s.fits, s.step_s, s.delta, s.note});
   for (const Plan& p : found.near_misses) {
-    PlanReport miss = plan_report(r, job, p);
+    PlanReport miss = detail::plan_report(r, job, p);
     miss.lacks_bytes = p.memory_bytes - p.usable_bytes;
     out.near_misses.push_back(std::move(miss));
   }

@@ -147,7 +147,7 @@ GpuSpec parse_gpu(const std::string& name, const json& j, const std::string& ori
   Entry e(j, origin, "gpus." + name,
           {"vendor", "description", "device_names", "architecture", "compute_arch", "sm_version", "form_factor",
            "memory_type", "marketed_memory_GB", "usable_memory_bytes", "memory_GBps", "dense_tflops",
-           "scaleup_link", "scaleup_links", "host_link", "source", "sources"});
+           "scaleup_link", "scaleup_links", "host_link", "board_power_W", "source", "sources"});
   GpuSpec g;
   g.name = name;
   g.origin = origin;
@@ -171,6 +171,7 @@ GpuSpec parse_gpu(const std::string& name, const json& j, const std::string& ori
   if (!g.scaleup_link.empty() && g.scaleup_links == 0)
     throw InputError(e.field("scaleup_links"), "0", "at least 1 when scaleup_link is set");
   g.host_link = e.string("host_link");
+  g.board_power_W = e.number("board_power_W", 0.0, 0, 1e5);
   g.source = e.source();
   g.field_sources = e.sources();
   return g;
@@ -205,7 +206,8 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
   Entry e(j, origin, "systems." + name,
           {"description", "gpu", "gpus_per_node", "hosts_per_node", "scaleup", "nics_per_node", "nic_link",
            "storage_nics", "host_memory_bytes", "cpu", "host_link", "gpus_per_host_link", "nvme_read_GBps",
-           "nvme_write_GBps", "nvme_drives", "nvme_bytes", "source", "sources"});
+           "nvme_write_GBps", "nvme_drives", "nvme_bytes", "power_W", "leaf_nodes", "spine_nodes",
+           "spine_oversubscription", "source", "sources"});
   SystemSpec s;
   s.name = name;
   s.origin = origin;
@@ -252,6 +254,13 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
   s.nvme_write_GBps = e.number("nvme_write_GBps", 0.0, 0, 1e7);
   s.nvme_drives = e.integer("nvme_drives", 0, 0, 10000);
   s.nvme_bytes = e.has("nvme_bytes") ? e.bytes("nvme_bytes") : 0;
+  s.power_W = e.number("power_W", 0.0, 0, 1e9);
+  s.leaf_nodes = e.integer("leaf_nodes", 0, 0, 10000000);
+  s.spine_nodes = e.integer("spine_nodes", 0, 0, 10000000);
+  if (s.spine_nodes > 0 && s.spine_nodes < s.leaf_nodes)
+    throw InputError(e.field("spine_nodes"), std::to_string(s.spine_nodes),
+                     fmt::format("at least leaf_nodes ({})", s.leaf_nodes));
+  s.spine_oversubscription = e.number("spine_oversubscription", 1.0, 1.0, 1000.0);
   s.source = e.source();
   s.field_sources = e.sources();
   return s;

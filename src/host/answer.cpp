@@ -25,6 +25,17 @@ PlanResult answer(PlanRequest r, ProgressCallback progress) {
   return run(loaded(std::move(r)), std::move(progress), &threads);
 }
 
+SizeResult answer(SizeRequest r, ProgressCallback progress) {
+  const ThreadRunner threads;
+  const std::optional<std::string> chart = r.chart;
+  SizeResult result = run(loaded(std::move(r)), std::move(progress), &threads);
+  if (chart) {
+    write_text_file(*chart, result.chart_svg.value_or(""), "chart");
+    result.chart_written = *chart;
+  }
+  return result;
+}
+
 CalibrateResult answer(CalibrateRequest r) {
   const std::optional<std::string> out = r.out;
   CalibrateResult result = run(loaded(std::move(r)));
@@ -51,6 +62,7 @@ nlohmann::ordered_json answer_json(Question question, const nlohmann::json& requ
     case Question::calibrate: return to_json(answer(from_json<CalibrateRequest>(request)));
     case Question::topo: return to_json(answer(from_json<TopoRequest>(request)));
     case Question::catalog: return to_json(answer(from_json<CatalogRequest>(request)));
+    case Question::size: return to_json(answer(from_json<SizeRequest>(request), std::move(progress)));
   }
   return {};
 }

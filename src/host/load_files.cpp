@@ -57,5 +57,6 @@ void load_files(CommRequest& r) { load_fields(detail::fields_of(r)); }
 void load_files(CalibrateRequest& r) { load_fields(detail::fields_of(r)); }
 void load_files(TopoRequest& r) { load_fields(detail::fields_of(r)); }
 void load_files(CatalogRequest& r) { load_fields(detail::fields_of(r)); }
+void load_files(SizeRequest& r) { load_fields(detail::fields_of(r)); }
 
 }  // namespace gpuplan::api

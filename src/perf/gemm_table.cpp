@@ -22,16 +22,22 @@ struct Neighbour {
   const GemmEfficiencyTable::Entry* entry = nullptr;
 };
 
-double log_distance2(const GemmEfficiencyTable::Entry& e, double rows, double outputs, double inputs) {
-  const double dr = std::log2(e.rows / rows), doo = std::log2(e.outputs / outputs), di = std::log2(e.inputs / inputs);
+// Squared distance in log2 space; the query's logarithms are taken once per lookup, the entries' once per table.
+double log_distance2(const GemmEfficiencyTable::Entry& e, double log2_rows, double log2_outputs, double log2_inputs) {
+  const double dr = e.log2_rows - log2_rows, doo = e.log2_outputs - log2_outputs, di = e.log2_inputs - log2_inputs;
   return dr * dr + doo * doo + di * di;
 }
 
 std::vector<GemmEfficiencyTable::Entry> entries(const nlohmann::json& rows) {
   std::vector<GemmEfficiencyTable::Entry> out;
-  for (const auto& r : rows)
-    out.push_back({r.at(0).get<double>(), r.at(1).get<double>(), r.at(2).get<double>(), r.at(3).get<double>(),
-                   r.at(4).get<double>(), r.at(5).get<double>()});
+  for (const auto& r : rows) {
+    GemmEfficiencyTable::Entry e{r.at(0).get<double>(), r.at(1).get<double>(), r.at(2).get<double>(),
+                                 r.at(3).get<double>(), r.at(4).get<double>(), r.at(5).get<double>()};
+    e.log2_rows = std::log2(e.rows);
+    e.log2_outputs = std::log2(e.outputs);
+    e.log2_inputs = std::log2(e.inputs);
+    out.push_back(e);
+  }
   return out;
 }
 
@@ -53,8 +59,9 @@ GemmEfficiencies lookup(const GemmEfficiencyTable& table, bool grouped, double r
   const auto& list = grouped && !table.grouped.empty() ? table.grouped : table.dense;
   std::array<Neighbour, kNeighbours> nearest;
   std::size_t found = 0;
+  const double log2_rows = std::log2(rows), log2_outputs = std::log2(outputs), log2_inputs = std::log2(inputs);
   for (const auto& e : list) {
-    const Neighbour candidate{log_distance2(e, rows, outputs, inputs), &e};
+    const Neighbour candidate{log_distance2(e, log2_rows, log2_outputs, log2_inputs), &e};
     if (candidate.distance2 == 0) return {e.forward, e.dgrad, e.wgrad};
     // Keep the kNeighbours closest, sorted by distance (insertion into a short array).
     std::size_t at = std::min(found, kNeighbours - 1);

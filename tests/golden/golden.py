@@ -28,6 +28,7 @@ STATUS_MARK = "--- exit status "
 MASKS = [
     (re.compile(r'("search_seconds": )[0-9.eE+-]+'), r"\g<1>0"),
     (re.compile(r"(by the time bound, in )[0-9.]+( s)"), r"\g<1>T\g<2>"),
+    (re.compile(r"(layouts evaluated in )[0-9.]+( s)"), r"\g<1>T\g<2>"),
 ]
 
 

@@ -31,6 +31,8 @@ def test_input_error_is_a_value_error_with_its_parts():
     (lambda: gpuplan.estimate(model="llama-3.1-8b", system="dgx-h100", order="tp-dp"), "order"),
     (lambda: gpuplan.plan(model="llama-3.1-8b", system="dgx-h100"), "global_batch"),
     (lambda: gpuplan.plan(model="llama-3.1-8b", system="dgx-h100", global_batch=8, tp=[1, 0]), "tp"),
+    (lambda: gpuplan.size(model="llama-3.1-8b", tokens="1T", nodes="8:2"), "nodes"),
+    (lambda: gpuplan.size(model="llama-3.1-8b", tokens="1T", systems=["dgx-h1000"]), "systems"),
     (lambda: gpuplan.comm("allreduce", size="1GB", ranks=0, system="dgx-h100"), "ranks"),
     (lambda: gpuplan.comm("allreduce", size="1GB", ranks=4), "system"),
     (lambda: gpuplan.topo("/no/such/topology.txt"), "file"),

@@ -2,6 +2,8 @@
 import json
 import os
 
+import pytest
+
 import gpuplan
 from conftest import cli
 
@@ -81,6 +83,17 @@ def test_plan_matches_cli_and_lists():
                    "--global-batch", "64", "--top", "2", "--threads", "1", "--tp", "1,2,4", "--zero", "1,2", "--json")
     assert without_timing(r) == without_timing(expected)
     assert all(p.layout.tp in (1, 2, 4) and p.layout.zero in (1, 2) for p in r.plans)
+
+
+def test_size_matches_cli_and_reports_progress():
+    seen = []
+    r = gpuplan.size(model="llama-3.1-8b", tokens="100B", systems=["dgx-h100", "dgx-b200"], nodes="1:4", threads=2,
+                     progress=lambda done, total: seen.append((done, total)))
+    expected = cli("size", "--model", "llama-3.1-8b", "--tokens", "100B", "--systems", "dgx-h100,dgx-b200",
+                   "--nodes", "1:4", "--threads", "1", "--json")
+    assert without_timing(r) == without_timing(expected)
+    assert len(r.points) == 6 and seen[-1] == (6, 6)
+    assert r.points[0].gpu_hours == pytest.approx(r.points[0].days * 24 * r.points[0].gpus, rel=1e-12)
 
 
 def test_comm_and_calibrate_match_cli(tmp_path):

@@ -180,6 +180,33 @@ struct PlanRequest {
   bool operator==(const PlanRequest&) const = default;
 };
 
+// gpuplan size: how many GPUs of which kind, for how long, to train a model on a token budget. The layout search of
+// `gpuplan plan` for every system and node count of a sweep.
+struct SizeRequest {
+  ModelSource model;
+  ModelOverrides overrides;
+  std::optional<std::string> tokens;           // the token budget: "15T" (required)
+  TrainingOptions training;                    // seq_len, global_batch (sequences), precision, optimizer, loss
+  std::optional<std::string> global_batch_tokens;   // "16M": the global batch in tokens instead of sequences
+  std::vector<std::string> systems;            // catalog systems; empty: dgx-h100, dgx-h200, dgx-b200, mi300x-8x
+  std::string nodes = "1:2048";                // MIN:MAX (powers of two and the ends) or a list "16,24,32"
+  std::optional<std::string> deadline;         // "90d", "12w", "2000h"
+  std::optional<std::string> price;            // dollars per GPU-hour: "2.5" or "dgx-h100=2.5,dgx-b200=5"
+  bool power = false;                          // energy columns in the text table
+  std::optional<double> power_overhead;        // host and network power as a fraction of the GPUs' board power
+  std::string objective = "time";              // time | cost | energy: what the recommendation minimises
+  double goodput = 1.0;                        // fraction of wall time that trains (failures, restarts)
+  double checkpoint_overhead = 0;              // fraction of training time spent writing checkpoints
+  std::optional<double> nic_GBps;              // scale-out per GPU, one direction, instead of the systems'
+  std::optional<double> spine_oversubscription;   // instead of the catalog's, for clusters beyond one leaf
+  std::vector<FileInput> catalog;
+  double memory_margin = 0.08;
+  std::int64_t threads = 0;
+  std::optional<std::string> chart;            // where the host writes the SVG chart
+  bool explain = false;
+  bool operator==(const SizeRequest&) const = default;
+};
+
 // gpuplan comm: what one collective costs on a fabric.
 struct CommRequest {
   std::optional<std::string> collective;

@@ -218,6 +218,51 @@ struct PlanResult {
 };
 
 // ---------------------------------------------------------------------------------------------------------------
+// gpuplan size
+
+// One system at one node count: the fastest layout that fits and what training the budget on it takes.
+struct SizePoint {
+  std::string system;
+  std::int64_t nodes = 0, gpus = 0;
+  bool fits = false;
+  std::string network_tier;                    // "one node", "leaf", "spine", "core", or "" when not stated
+  double nic_GBps = 0;                         // scale-out per GPU, one direction, after oversubscription
+  double step_s = 0, tokens_per_s = 0, mfu = 0, bubble_fraction = 0;
+  double days = 0, gpu_hours = 0, energy_MWh = 0;
+  std::optional<double> cost_dollars;          // with a price for the system
+  bool pareto = false;                         // on the time-versus-cost front
+  bool meets_deadline = false;
+  std::optional<PlanLayout> layout;
+  std::string command;                         // the `gpuplan estimate` command of the layout
+  std::string note;                            // why it does not fit
+};
+struct SizeHeadline {
+  std::string question;                        // "smallest dgx-h100 cluster that meets the deadline"
+  std::optional<std::int64_t> point;           // index into points; none: no point answers it
+  std::string answer;                          // in words
+};
+struct SizeJob {
+  std::string model;
+  double tokens = 0;
+  std::int64_t seq_len = 0, global_batch = 0, global_batch_tokens = 0;
+  std::string objective;
+  double goodput = 1, checkpoint_overhead = 0;
+  std::optional<double> deadline_days;
+  std::vector<std::string> assumptions;
+};
+struct SizeResult {
+  SizeJob job;
+  std::vector<SizePoint> points;               // by system, then node count
+  std::vector<SizeHeadline> headlines;
+  std::vector<std::string> explanation;        // why the curves bend (--explain)
+  std::vector<std::string> notes;              // network tiers, batch limits
+  std::uint64_t layouts_evaluated = 0;
+  double search_seconds = 0;
+  std::optional<std::string> chart_svg;        // the chart (with --chart)
+  std::optional<std::string> chart_written;    // where the host wrote it
+};
+
+// ---------------------------------------------------------------------------------------------------------------
 // gpuplan comm
 
 struct CollectiveRow {
