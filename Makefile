@@ -1,6 +1,7 @@
 # gpuplan build entry points. `make demo` and `make test` are the two commands of the README.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+WEB_BUILD ?= build-web
 PYTHON_BUILD ?= build-python
 JOBS ?= $(shell nproc)
 # Debian's interpreter: it has PyTorch (the validation) and pytest (the Python module's tests).
@@ -9,7 +10,7 @@ PY ?= /usr/bin/python3
 PYTHON ?= python3
 
 .PHONY: deps build demo test unit-test asan-test validation bench fuzz-smoke fuzz-long golden python-install pip-check \
-        function-size clean
+        function-size clean web web-test
 
 deps:
 	bash scripts/install-deps.sh
@@ -56,10 +57,25 @@ function-size: build
 pip-check: deps
 	bash scripts/check-pip-install.sh $(PYTHON)
 
-test: unit-test asan-test validation fuzz-smoke function-size pip-check
+test: unit-test asan-test validation fuzz-smoke function-size pip-check web-test
 
 golden: build
 	$(PY) tests/golden/golden.py --gpuplan ./$(BUILD)/gpuplan --update
+
+# The page (web/dist/): the core compiled to WebAssembly with Debian's emscripten, the JavaScript bundled with
+# esbuild from npm (web/package-lock.json). Debian's em++ runs its tools with the machine's node, which finds
+# Debian's acorn only through NODE_PATH.
+EMENV = NODE_PATH=/usr/share/nodejs
+web: deps
+	bash scripts/install-web-deps.sh
+	$(EMENV) emcmake cmake -S web -B $(WEB_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	$(EMENV) cmake --build $(WEB_BUILD) -j $(JOBS)
+	node web/build.mjs $(WEB_BUILD)
+
+# The page in headless Chromium against the command line's JSON (web/tests/).
+web-test: web build
+	GPUPLAN=$(CURDIR)/$(BUILD)/gpuplan GPUPLAN_SCREENSHOTS=$(CURDIR)/$(WEB_BUILD)/screenshots \
+	  node --test --test-concurrency=1 web/tests/
 
 # Builds the Python module for $(PYTHON) and installs it into that interpreter's site-packages.
 python-install: deps
@@ -73,4 +89,4 @@ bench: build
 	PYTHONPATH=$(BUILD)/python $(PY) bench/python_overhead.py
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(PYTHON_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(PYTHON_BUILD) $(WEB_BUILD) web/dist

@@ -81,3 +81,16 @@ TEST(EstimateDefaults, AGlobalBatchTooSmallForTheFilledNodesSaysWhy) {
     EXPECT_NE(e.accepted().find("fills the cluster's 16 GPUs"), std::string::npos) << e.what();
   }
 }
+
+TEST(EstimateDefaults, ATensorParallelismThatDoesNotDivideTheHeadsIsNamedBeforeTheBatch) {
+  // llama-3.1-70b has 64 attention heads; TP 3 x PP 4 on 64 GPUs fills 5 replicas, which 512 sequences do not
+  // divide. The layout the user asked for is at fault first: TP 3 divides neither 64 heads nor 8 query groups.
+  api::EstimateRequest r = job("llama-3.1-70b", 8, 3, 4);
+  r.training.global_batch = 512;
+  try {
+    api::run(r);
+    FAIL() << "TP 3 was accepted for 64 heads";
+  } catch (const gpuplan::InputError& e) {
+    EXPECT_EQ(e.field(), "layout.tp") << e.what();
+  }
+}

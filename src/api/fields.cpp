@@ -10,6 +10,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/names.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -64,7 +65,7 @@ std::int64_t to_integer(const json& v, std::string_view path) {
     x = v.get<double>();
   } else if (v.is_string()) {
     const std::string& s = v.get_ref<const std::string&>();
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    const auto [end, ec] = gpuplan::detail::from_chars_double(s.data(), s.data() + s.size(), x);
     if (ec != std::errc() || end != s.data() + s.size()) reject(path, v, kAccepted);
   } else {
     reject(path, v, kAccepted);
@@ -80,7 +81,7 @@ double to_number(const json& v, std::string_view path) {
   if (!v.is_string()) reject(path, v, kAccepted);
   const std::string& s = v.get_ref<const std::string&>();
   double x = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+  const auto [end, ec] = gpuplan::detail::from_chars_double(s.data(), s.data() + s.size(), x);
   if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(x)) reject(path, v, kAccepted);
   return x;
 }

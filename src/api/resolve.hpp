@@ -14,11 +14,15 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/memory.hpp"
+#include "gpuplan/topology.hpp"
 
 namespace gpuplan::api::detail {
 
 // The text of a file the host read into the request; an InputError naming `field` when it was not read.
 const std::string& file_text(const FileInput& file, std::string_view field);
+
+// A topology output as parse_topology reads it; its errors that name no field name the file (`path`) instead.
+Topology parse_topology_output(const std::string& text, const std::string& path);
 
 // The model with its overrides applied and validated.
 ModelConfig resolve_model(const ModelSource& source, const ModelOverrides& overrides);

@@ -27,6 +27,19 @@ ResolvedCluster from_cluster(const Cluster& c, const HardwareCatalog& catalog, s
   return out;
 }
 
+}  // namespace
+
+Topology parse_topology_output(const std::string& text, const std::string& path) {
+  try {
+    return parse_topology(text);
+  } catch (const InputError& e) {
+    if (!e.field().empty()) throw;
+    throw InputError(path, e.what(), "the text of nvidia-smi topo -m, rocm-smi --showtopo or amd-smi topology");
+  }
+}
+
+namespace {
+
 ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string& text, const HardwareCatalog& catalog,
                                      const std::optional<std::string>& gpu) {
   ResolvedCluster out;
@@ -36,7 +49,7 @@ ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string&
     spec = &out.gpu;
   }
   const double nic = o.nic_GBps.value_or(0);
-  out.fabric = fabric_from_topology(parse_topology(text), spec, nic);
+  out.fabric = fabric_from_topology(parse_topology_output(text, o.topology->path), spec, nic);
   out.fabric.nodes = static_cast<int>(o.nodes.value_or(1));
   if (out.fabric.nodes > 1 && !(out.fabric.nic_per_gpu_GBps > 0))
     throw InputError("cluster.nodes", std::to_string(out.fabric.nodes),

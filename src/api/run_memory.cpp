@@ -53,6 +53,13 @@ MemoryInputs filled_job(const EstimateRequest& r, const HardwareCatalog& catalog
     return detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, layout, r.hardware, catalog);
   } catch (const InputError& e) {
     if (e.field() != "training.global_batch" || !layout.gpus || r.layout.gpus) throw;
+    // The batch does not divide by the data parallelism the cluster gave; a fault of the layout the user asked
+    // for (a TP that does not divide the heads) comes first, as it would without the cluster.
+    try {
+      detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, r.layout, r.hardware, catalog);
+    } catch (const InputError& asked) {
+      if (asked.field() != "training.global_batch") throw;
+    }
     throw InputError(e.field(), e.given(),
                      fmt::format("{} (data parallelism fills the cluster's {} GPUs; give layout.dp or layout.gpus "
                                  "to use fewer)",

@@ -80,7 +80,8 @@ TopoResult run(const TopoRequest& request) {
   if (!request.topology)
     throw InputError("topology", "(none)",
                      "a topology output (the host layer asks the NVIDIA driver when none is given)");
-  return run(request, parse_topology(detail::file_text(*request.topology, "topology")));
+  return run(request, detail::parse_topology_output(detail::file_text(*request.topology, "topology"),
+                                                   request.topology->path));
 }
 
 }  // namespace gpuplan::api

@@ -10,6 +10,7 @@
 
 #include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan {
 
@@ -60,7 +61,7 @@ bool parse_num(const std::string& s, double& out) {
   const char* b = s.data();
   const char* e = s.data() + s.size();
   if (*b == '+') ++b;
-  auto r = std::from_chars(b, e, out);
+  auto r = detail::from_chars_double(b, e, out);
   return r.ec == std::errc() && r.ptr == e && std::isfinite(out);
 }
 

@@ -7,6 +7,7 @@
 
 #include "gpuplan/error.hpp"
 #include "size/sizing.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan::sizing {
 
@@ -44,7 +45,7 @@ std::optional<std::int64_t> node_count(std::string_view text) {
 std::optional<double> number(std::string_view text) {
   text = trimmed(text);
   double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  const auto [end, error] = detail::from_chars_double(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
   return value;
 }

@@ -7,6 +7,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/topology.hpp"
 #include "topology/topo_text.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan {
 
@@ -167,7 +168,7 @@ Topology parse_amd_smi_topology(std::string_view text) {
           const auto dash = c.find('-');
           const std::string hi = dash == std::string::npos ? c : c.substr(dash + 1);
           double v = 0;
-          const auto [ptr, ec] = std::from_chars(hi.data(), hi.data() + hi.size(), v);
+          const auto [ptr, ec] = detail::from_chars_double(hi.data(), hi.data() + hi.size(), v);
           if (ec != std::errc() || ptr != hi.data() + hi.size() || !(v >= 0) || v > 1e9) {
             throw InputError(fmt::format("{}: NUMA BW TABLE row {}, column {}: '{}'; accepted: <min>-<max> in MB/s "
                                          "or N/A", what, b.labels[i], b.labels[j], excerpt(c)));

@@ -8,6 +8,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/topology.hpp"
 #include "topology/topo_text.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan {
 
@@ -48,7 +49,7 @@ bool link_line(const std::string& line, int& link, double& rate, bool& malformed
   const auto t = tokens(rest);
   double v = 0;
   if (t.size() >= 2 && equals_ci(t[1], "GB/s")) {
-    const auto [ptr, ec] = std::from_chars(t[0].data(), t[0].data() + t[0].size(), v);
+    const auto [ptr, ec] = detail::from_chars_double(t[0].data(), t[0].data() + t[0].size(), v);
     if (ec == std::errc() && ptr == t[0].data() + t[0].size() && std::isfinite(v) && v > 0 && v < 1e4) {
       rate = v;
       return true;

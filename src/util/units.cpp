@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpuplan/error.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan {
 
@@ -64,7 +65,7 @@ bool split_number(std::string_view text, double& value, std::string& unit) {
   while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
   const char* first = s.data() + start;
   const char* last = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(first, last, value);
+  const auto [ptr, ec] = detail::from_chars_double(first, last, value);
   if (ec != std::errc() || ptr == first) return false;
   unit.clear();
   for (const char* p = ptr; p != last; ++p) {

@@ -1,0 +1,162 @@
+// The results as the page draws them: memory per stage, the changes that make a job fit, the step time, the
+// ranked plans with their sensitivity, and a pasted topology.
+import { legend, memoryChart, MEMORY_COMPONENTS, sensitivityChart, stageParts, timeChart, topologyDrawing } from "./charts.js";
+import { MEMORY_TERMS, TIME_TERMS } from "./explanations.js";
+import { count, el, gb, gib, percent, seconds, value } from "./format.js";
+import { PASTED_CONFIG, PASTED_TOPOLOGY } from "./state.js";
+
+const results = () => document.getElementById("results");
+
+function section(id, title, ...children) {
+  return el("section", { id, "aria-labelledby": `${id}-title` }, el("h2", { id: `${id}-title` }, title), ...children);
+}
+
+function bytes(n, attributes = {}) {
+  return value(gb(n), n, { title: gib(n), ...attributes });
+}
+
+// A component's hover text: what it is, then each contribution to it on this stage with its size and source.
+function termsTitle(component, stage) {
+  const lines = (stage.terms ?? []).filter((t) => t.component === component)
+    .map((t) => `${t.name}: ${gb(t.bytes)} (${t.source})`);
+  return [MEMORY_TERMS[component], ...lines].join("\n");
+}
+
+function memorySection(memory, prefix = "") {
+  const stages = memory.stages?.length ? memory.stages : [memory.per_gpu];
+  const worst = memory.per_gpu;
+  const summary = el("p", { class: memory.fits ? "fits" : "does-not-fit" },
+    memory.fits ? "Fits: " : "Does not fit: ", "worst stage (", String(memory.stage), ") needs ",
+    bytes(worst.total, { id: "memory-total", "data-key": `${prefix}memory.total` }), " of ",
+    bytes(memory.usable, { id: "memory-usable", "data-key": `${prefix}memory.usable` }),
+    ` usable per GPU (${memory.gpu || "GPU"}, ${percent(memory.memory_margin)} kept free).`);
+  const rows = stages.map((s) => el("tr", { "data-stage": s.stage },
+    el("th", { scope: "row" }, `stage ${s.stage}`),
+    ...stageParts(s).map(([name, n]) => el("td", { title: termsTitle(name, s) },
+      bytes(n, { "data-component": name, "data-key": name === "other" ? undefined : `${prefix}stage.${s.stage}.${name}` }))),
+    el("td", {}, bytes(s.total, { "data-component": "total", "data-key": `${prefix}stage.${s.stage}.total` }))));
+  const header = el("tr", {}, el("th", {}, ""), ...[...MEMORY_COMPONENTS, "other"].map((n) =>
+    el("th", { scope: "col", title: MEMORY_TERMS[n] }, n.replaceAll("_", " "))), el("th", { scope: "col" }, "total"));
+  return section("memory", "Memory per GPU", summary,
+    memoryChart(stages, memory.usable, memory.capacity), legend([...MEMORY_COMPONENTS, "other"], MEMORY_TERMS),
+    el("div", { class: "table-scroll" }, el("table", {}, el("thead", {}, header), el("tbody", {}, rows))));
+}
+
+function fixesSection(memory) {
+  if (memory.fits || !memory.suggestions?.length) return null;
+  const items = memory.suggestions.map((s) => el("li", { class: s.fits ? "fits" : "" },
+    el("code", {}, s.change), ` ${s.description}: `, bytes(s.new_total, { "data-key": `change.${s.change}` }),
+    s.fits ? " (fits)" : " (still too big)", ` — ${s.cost}`));
+  return section("fixes", "Cheapest changes that make it fit", el("ol", {}, items));
+}
+
+function timeSection(estimate, prefix = "") {
+  const t = estimate.throughput;
+  const terms = Object.entries(estimate.time.breakdown).filter(([, s]) => s > 0);
+  return section("time", "Step time",
+    el("p", { class: "summary" }, "Step ",
+      value(seconds(estimate.time.step_s), estimate.time.step_s, { id: "step-time", "data-key": `${prefix}step_s` }),
+      ", ", value(count(t.tokens_per_s), t.tokens_per_s, { id: "tokens-per-s", "data-key": `${prefix}tokens_per_s` }),
+      " tokens/s, MFU ", value(percent(t.mfu), t.mfu, { id: "mfu", "data-key": `${prefix}mfu` }), "."),
+    timeChart(estimate.time.breakdown, estimate.time.step_s),
+    el("ul", { class: "terms" }, terms.map(([name, s]) => el("li", { title: TIME_TERMS[name] ?? "" },
+      `${name.replaceAll("_", " ")}: `, value(seconds(s), s, { "data-term": name, "data-key": `${prefix}term.${name}` })))));
+}
+
+function layoutText(l) {
+  let text = `TP ${l.tp} PP ${l.pp}`;
+  if (l.vpp > 1) text += ` VPP ${l.vpp}`;
+  if (l.cp > 1) text += ` CP ${l.cp}`;
+  if (l.ep > 1) text += ` EP ${l.ep}`;
+  text += ` DP ${l.dp}, micro-batch ${l.micro_batch}, ZeRO-${l.zero}`;
+  if (l.recompute !== "none") text += `, recompute ${l.recompute}`;
+  if (l.offload !== "none") text += `, offload ${l.offload}`;
+  return text;
+}
+
+function plansSection(plan) {
+  if (!plan.plans.length) {
+    const misses = plan.near_misses.map((p) => el("li", {}, layoutText(p.layout), ": needs ",
+      bytes(p.memory.per_gpu.total), " per GPU"));
+    return section("plans", "No layout fits", el("ol", {}, misses));
+  }
+  const rows = plan.plans.map((p, i) => el("tr", { "data-rank": i + 1 },
+    el("td", {}, String(i + 1)), el("td", {}, layoutText(p.layout)),
+    el("td", {}, value(seconds(p.time.step_s), p.time.step_s, { "data-key": `plan.${i + 1}.step_s` })),
+    el("td", {}, value(percent(p.throughput.mfu), p.throughput.mfu, { "data-key": `plan.${i + 1}.mfu` })),
+    el("td", {}, bytes(p.memory.per_gpu.total, { "data-key": `plan.${i + 1}.memory` })),
+    el("td", {}, el("code", { class: "command" }, p.command))));
+  const table = el("table", {}, el("thead", {}, el("tr", {}, ...["#", "layout", "step", "MFU", "memory", "reproduce"]
+    .map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows));
+  return section("plans", `Ranked layouts (${count(plan.space)} searched)`,
+    el("div", { class: "table-scroll" }, table),
+    el("h3", {}, "The winner with one choice changed"), sensitivityChart(plan.sensitivity),
+    el("ul", { class: "why" }, plan.why_winner.map((w) => el("li", {}, w))));
+}
+
+function topologySection(topo) {
+  const header = el("tr", {}, el("th", {}, ""), ...topo.gpus.map((g) => el("th", { scope: "col" }, `GPU${g.index}`)));
+  const rows = topo.gpus.map((g, i) => el("tr", {}, el("th", { scope: "row" }, `GPU${g.index}`),
+    ...topo.gpus.map((_, j) => el("td", { title: topo.links[i][j] },
+      i === j ? "X" : value(`${topo.links[i][j]} ${topo.bandwidth_GBps[i][j]}`, topo.bandwidth_GBps[i][j],
+                            j > i && topo.bandwidth_GBps[i][j] > 0 ? { "data-key": `link.${i}.${j}` } : {})))));
+  return section("topology", "Topology",
+    el("p", {}, value(String(topo.gpus.length), topo.gpus.length, { "data-key": "topo.gpus" }), " GPUs (",
+      topo.gpu ?? "GPU", `, ${topo.generation ?? ""}), `,
+      value(String(topo.nics.length), topo.nics.length, { "data-key": "topo.nics" }), " NICs",
+      topo.nic_GBps ? ` at ${topo.nic_GBps} GB/s each` : "", "."),
+    topologyDrawing(topo),
+    el("h3", {}, "Links between GPUs (code, GB/s per direction)"),
+    el("div", { class: "table-scroll" }, el("table", { class: "links" }, el("thead", {}, header), el("tbody", {}, rows))),
+    el("h3", {}, "Advice"),
+    el("ul", { class: "advice" }, [...topo.advice, ...topo.warnings].map((a) => el("li", {}, a))));
+}
+
+export function render(answers, state) {
+  const parts = [];
+  if (answers.estimate) parts.push(memorySection(answers.estimate.memory), fixesSection(answers.estimate.memory),
+                                   timeSection(answers.estimate));
+  if (answers.plan) {
+    parts.push(plansSection(answers.plan));
+    const best = answers.plan.plans[0];
+    if (best) parts.push(memorySection(best.memory, "best."), timeSection(best, "best."));
+  }
+  if (answers.topo) parts.push(topologySection(answers.topo));
+  results().replaceChildren(...parts.filter(Boolean));
+  document.getElementById("status").textContent =
+    state.mode === "search" ? `Searched ${count(answers.plan.space)} layouts.` : "";
+}
+
+// The field the library named gets the message beside it; anything else goes above the results.
+export function renderError(question, error) {
+  const name = fieldOf(error.field);
+  const target = name ? document.querySelector(`[data-error-for="${name}"]`) : null;
+  const message = error.message || `${error.field}: ${error.given}; accepted: ${error.accepted}`;
+  if (target) {
+    target.textContent = message;
+    document.querySelector(`[name="${name}"]`)?.setAttribute("aria-invalid", "true");
+  }
+  document.getElementById("status").textContent = target ? `Check ${name.replaceAll("_", " ")}: ${message}` : message;
+  results().replaceChildren();
+}
+
+// The form field an error names: a pasted file by the name the page gave it (state.js), else the option.
+function fieldOf(field) {
+  if (!field) return null;
+  if (field.startsWith(PASTED_CONFIG)) return "config";
+  if (field.startsWith(PASTED_TOPOLOGY)) return "topology";
+  const option = field.split(/[ :.]/)[0];
+  if (option === "model") return document.querySelector('[name="config"]').value.trim() ? "config" : "model";
+  if (option === "file") return "topology";
+  return document.querySelector(`[data-error-for="${option}"]`) ? option : null;
+}
+
+export function clearErrors() {
+  for (const node of document.querySelectorAll("[data-error-for]")) node.textContent = "";
+  for (const node of document.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+}
+
+export function renderProgress(done, total) {
+  const status = document.getElementById("status");
+  status.textContent = `Searching: ${(100 * done / Math.max(1, total)).toFixed(0)} % of ${count(total)} layouts`;
+}

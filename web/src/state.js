@@ -1,0 +1,82 @@
+// The page's whole state: the form's fields, kept in the URL (a shareable link; back and forward restore it).
+export const FIELDS = [
+  { name: "mode", kind: "choice", initial: "check", choices: ["check", "search"] },
+  { name: "model", kind: "text", initial: "llama-3.1-70b" },
+  { name: "config", kind: "text", initial: "" },
+  { name: "system", kind: "text", initial: "dgx-h100" },
+  { name: "nodes", kind: "integer", initial: 8 },
+  { name: "topology", kind: "text", initial: "" },
+  { name: "gpu", kind: "text", initial: "" },
+  { name: "seq_len", kind: "integer", initial: 8192 },
+  { name: "micro_batch", kind: "integer", initial: 1 },
+  { name: "global_batch", kind: "integer", initial: 512 },
+  { name: "precision", kind: "text", initial: "bf16" },
+  { name: "optimizer", kind: "text", initial: "adam" },
+  { name: "tp", kind: "integer", initial: 8 },
+  { name: "pp", kind: "integer", initial: 4 },
+  { name: "vpp", kind: "integer", initial: 1 },
+  { name: "cp", kind: "integer", initial: 1 },
+  { name: "ep", kind: "integer", initial: 1 },
+  { name: "zero", kind: "integer", initial: 1 },
+  { name: "recompute", kind: "text", initial: "selective" },
+  { name: "offload", kind: "text", initial: "none" },
+  { name: "sequence_parallel", kind: "flag", initial: true },
+];
+
+// The names the page gives pasted files, which the library's errors about them name.
+export const PASTED_CONFIG = "pasted config.json";
+export const PASTED_TOPOLOGY = "pasted topology";
+
+export function initialState() {
+  return Object.fromEntries(FIELDS.map((f) => [f.name, f.initial]));
+}
+
+// The state a URL's query holds; fields it does not name keep their initial values. Numbers that do not parse are
+// kept as typed, so that the library names them.
+export function stateFromUrl(search) {
+  const params = new URLSearchParams(search);
+  const state = initialState();
+  for (const f of FIELDS) {
+    if (!params.has(f.name)) continue;
+    const raw = params.get(f.name);
+    if (f.kind === "flag") state[f.name] = raw === "1";
+    else if (f.kind === "integer") state[f.name] = /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    else state[f.name] = raw;
+  }
+  return state;
+}
+
+// Only what differs from the initial state goes into the URL, so links stay short.
+export function urlFromState(state) {
+  const params = new URLSearchParams();
+  for (const f of FIELDS) {
+    const value = state[f.name];
+    if (value === f.initial) continue;
+    params.set(f.name, f.kind === "flag" ? (value ? "1" : "0") : String(value));
+  }
+  const query = params.toString();
+  return query ? `?${query}` : location.pathname;
+}
+
+// The library's requests for a state: a model by catalog name or as a pasted config, the machines as a system or
+// a pasted topology, and the layout to check (estimate) or the search (plan).
+export function requestsFor(state) {
+  const model = state.config.trim() ? { config: state.config, name_or_path: PASTED_CONFIG } : state.model;
+  const machines = state.topology.trim()
+    ? { topology: { path: PASTED_TOPOLOGY, text: state.topology }, gpu: state.gpu || undefined, nodes: state.nodes }
+    : { system: state.system, nodes: state.nodes };
+  const training = { seq_len: state.seq_len, global_batch: state.global_batch, precision: state.precision,
+                     optimizer: state.optimizer };
+  const requests = {};
+  if (state.mode === "search") {
+    requests.plan = { model, ...machines, ...training, top: 5 };
+  } else {
+    requests.estimate = { model, ...machines, ...training, micro_batch: state.micro_batch, tp: state.tp,
+                          pp: state.pp, vpp: state.vpp, cp: state.cp, ep: state.ep, zero: state.zero,
+                          recompute: state.recompute, offload: state.offload,
+                          sequence_parallel: state.sequence_parallel, all_stages: true };
+  }
+  if (state.topology.trim())
+    requests.topo = { file: { path: PASTED_TOPOLOGY, text: state.topology }, gpu: state.gpu || undefined };
+  return requests;
+}
