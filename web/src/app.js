@@ -60,6 +60,17 @@ function fillForm(state) {
     }
   }
   document.body.dataset.mode = state.mode;
+  showPasted();
+}
+
+// A pasted config.json replaces the catalog model, a pasted topology the system: their choosers are disabled
+// (and their text shown) while the text is there.
+function showPasted() {
+  for (const [text, chooser] of [["config", "model"], ["topology", "system"]]) {
+    const given = form.elements[text].value.trim() !== "";
+    form.elements[chooser].disabled = given;
+    if (given) document.getElementById(`${text}-details`).open = true;
+  }
 }
 
 let generation = 0;
@@ -114,6 +125,7 @@ function submit(how, startedAt = performance.now()) {
 // A layout check answers as the user types (it takes milliseconds); a search waits for its button.
 form.addEventListener("input", (event) => {
   if (event.target.type === "file") return;
+  showPasted();
   if (readForm().mode === "check") submit("edit", event.timeStamp);
   else if (event.target.name === "mode") submit("push", event.timeStamp);
 });
@@ -137,6 +149,7 @@ for (const [fileInput, target] of [["config_file", "config"], ["topology_file", 
     const file = event.target.files[0];
     if (!file) return;
     form.elements[target].value = await file.text();
+    showPasted();
     submit("push");
   });
 }

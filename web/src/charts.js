@@ -32,7 +32,7 @@ export function stageParts(stage) {
 }
 
 export function memoryChart(stages, usableBytes, capacityBytes) {
-  const width = 560, height = 300, left = 60, bottom = 40, top = 16;
+  const width = 560, height = 300, left = 76, bottom = 40, top = 24;
   const barWidth = Math.min(80, (width - left - 20) / stages.length - 16);
   const highest = Math.max(capacityBytes, ...stages.map((s) => s.total)) * 1.05;
   const y = (bytes) => height - bottom - (bytes / highest) * (height - bottom - top);
@@ -42,8 +42,9 @@ export function memoryChart(stages, usableBytes, capacityBytes) {
     chart.append(svg("line", { x1: left, x2: width - 10, y1: y(gbTick * 1e9), y2: y(gbTick * 1e9), class: "grid" }));
     chart.append(svg("text", { x: left - 6, y: y(gbTick * 1e9) + 4, "text-anchor": "end" }, `${gbTick} GB`));
   }
+  const offset = Math.max(12, (width - 10 - left - stages.length * (barWidth + 16)) / 2);
   stages.forEach((stage, i) => {
-    const x = left + 12 + i * (barWidth + 16);
+    const x = left + offset + i * (barWidth + 16);
     let base = 0;
     stageParts(stage).forEach(([name, bytes], k) => {
       if (bytes <= 0) return;
@@ -82,6 +83,8 @@ export function legend(names, explanations) {
   return list;
 }
 
+export const termColour = (breakdown, name) => COLOURS[Object.keys(breakdown).indexOf(name) % COLOURS.length];
+
 export function timeChart(breakdown, stepSeconds) {
   const width = 560, height = 60;
   const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart",
@@ -93,27 +96,44 @@ export function timeChart(breakdown, stepSeconds) {
     const rect = svg("rect", { x, y: 8, width: w, height: 40, fill: COLOURS[k % COLOURS.length],
                                "data-term": name, "data-value": s });
     chart.append(titled(rect, `${name}: ${seconds(s)} (${(100 * s / stepSeconds).toFixed(1)} %). ${TIME_TERMS[name] ?? ""}`));
+    if (w > 70) chart.append(svg("text", { x: x + w / 2, y: 32, "text-anchor": "middle", class: "on-bar" },
+                                 `${name.replaceAll("_", " ")} ${(100 * s / stepSeconds).toFixed(0)} %`));
     x += w;
   });
   return chart;
 }
 
+// The winner's step time with one choice changed: a bar per change, right (slower) or left (faster) of the
+// winner. In HTML rather than SVG, so that its labels keep their size on a phone.
 export function sensitivityChart(sensitivity) {
-  const rowHeight = 22, width = 560, left = 200;
   const rows = sensitivity.filter((s) => s.fits);
   const widest = Math.max(0.05, ...rows.map((s) => Math.abs(s.delta)));
-  const chart = svg("svg", { viewBox: `0 0 ${width} ${Math.max(1, rows.length) * rowHeight + 10}`, role: "img",
-                             class: "chart", "aria-label": "Step time of the winner with one choice changed" });
-  const middle = left + (width - left) / 2;
-  rows.forEach((s, i) => {
-    const w = (Math.abs(s.delta) / widest) * ((width - left) / 2 - 10);
-    const x = s.delta >= 0 ? middle : middle - w;
-    chart.append(svg("text", { x: left - 6, y: i * rowHeight + 16, "text-anchor": "end" }, s.change));
-    const rect = svg("rect", { x, y: i * rowHeight + 4, width: Math.max(1, w), height: rowHeight - 8,
-                               class: s.delta >= 0 ? "slower" : "faster", "data-value": s.delta });
-    chart.append(titled(rect, `${s.change}: step ${seconds(s.step_s)}, ${(100 * s.delta).toFixed(1)} % vs the winner`));
-  });
-  chart.append(svg("line", { x1: middle, x2: middle, y1: 0, y2: rows.length * rowHeight + 6, class: "axis" }));
+  const chart = document.createElement("div");
+  chart.className = "sensitivity";
+  chart.setAttribute("role", "img");
+  chart.setAttribute("aria-label", "Step time of the winner with one choice changed");
+  for (const s of rows) {
+    const row = document.createElement("div");
+    row.className = "sensitivity-row";
+    row.title = `${s.change}: step ${seconds(s.step_s)}, ${(100 * s.delta).toFixed(1)} % vs the winner` +
+                (s.note ? ` (${s.note})` : "");
+    const label = document.createElement("span");
+    label.className = "sensitivity-label";
+    label.textContent = s.change;
+    const track = document.createElement("span");
+    track.className = "sensitivity-track";
+    const bar = document.createElement("span");
+    bar.className = `sensitivity-bar ${s.delta >= 0 ? "slower" : "faster"}`;
+    bar.dataset.value = s.delta;
+    bar.style.width = `${Math.max(0.5, 50 * Math.abs(s.delta) / widest)}%`;
+    bar.style[s.delta >= 0 ? "left" : "right"] = "50%";
+    const amount = document.createElement("span");
+    amount.className = "sensitivity-amount";
+    amount.textContent = `${s.delta >= 0 ? "+" : ""}${(100 * s.delta).toFixed(1)} %`;
+    track.append(bar);
+    row.append(label, track, amount);
+    chart.append(row);
+  }
   return chart;
 }
 

@@ -1,9 +1,12 @@
 // Numbers as the page shows them: decimal GB with binary GiB in the tooltip, seconds, percentages.
+// Past 1,000 GB in TB, as the command line prints them.
 export function gb(bytes) {
+  if (Math.abs(bytes) >= 1e12) return `${(bytes / 1e12).toFixed(2)} TB`;
   return `${(bytes / 1e9).toFixed(1)} GB`;
 }
 
 export function gib(bytes) {
+  if (Math.abs(bytes) >= 2 ** 40) return `${(bytes / 2 ** 40).toFixed(2)} TiB`;
   return `${(bytes / 2 ** 30).toFixed(2)} GiB`;
 }
 

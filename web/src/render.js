@@ -1,6 +1,7 @@
 // The results as the page draws them: memory per stage, the changes that make a job fit, the step time, the
 // ranked plans with their sensitivity, and a pasted topology.
-import { legend, memoryChart, MEMORY_COMPONENTS, sensitivityChart, stageParts, timeChart, topologyDrawing } from "./charts.js";
+import { legend, memoryChart, MEMORY_COMPONENTS, sensitivityChart, stageParts, termColour, timeChart,
+         topologyDrawing } from "./charts.js";
 import { MEMORY_TERMS, TIME_TERMS } from "./explanations.js";
 import { count, el, gb, gib, percent, seconds, value } from "./format.js";
 import { PASTED_CONFIG, PASTED_TOPOLOGY } from "./state.js";
@@ -30,13 +31,17 @@ function memorySection(memory, prefix = "") {
     bytes(worst.total, { id: "memory-total", "data-key": `${prefix}memory.total` }), " of ",
     bytes(memory.usable, { id: "memory-usable", "data-key": `${prefix}memory.usable` }),
     ` usable per GPU (${memory.gpu || "GPU"}, ${percent(memory.memory_margin)} kept free).`);
-  const rows = stages.map((s) => el("tr", { "data-stage": s.stage },
-    el("th", { scope: "row" }, `stage ${s.stage}`),
-    ...stageParts(s).map(([name, n]) => el("td", { title: termsTitle(name, s) },
-      bytes(n, { "data-component": name, "data-key": name === "other" ? undefined : `${prefix}stage.${s.stage}.${name}` }))),
-    el("td", {}, bytes(s.total, { "data-component": "total", "data-key": `${prefix}stage.${s.stage}.total` }))));
-  const header = el("tr", {}, el("th", {}, ""), ...[...MEMORY_COMPONENTS, "other"].map((n) =>
-    el("th", { scope: "col", title: MEMORY_TERMS[n] }, n.replaceAll("_", " "))), el("th", { scope: "col" }, "total"));
+  // One row per component, one column per stage: a deep pipeline scrolls sideways, the names stay readable.
+  const parts = stages.map((stage) => Object.fromEntries(stageParts(stage)));
+  const cell = (stage, name, n) => el("td", { title: termsTitle(name, stage) },
+    bytes(n, { "data-key": name === "other" ? undefined : `${prefix}stage.${stage.stage}.${name}` }));
+  const rows = [...MEMORY_COMPONENTS, "other"].map((name) => el("tr", {},
+    el("th", { scope: "row", title: MEMORY_TERMS[name] }, name.replaceAll("_", " ")),
+    ...stages.map((stage, k) => cell(stage, name, parts[k][name]))));
+  rows.push(el("tr", { class: "total" }, el("th", { scope: "row" }, "total"),
+    ...stages.map((stage) => el("td", {}, bytes(stage.total, { "data-key": `${prefix}stage.${stage.stage}.total` })))));
+  const header = el("tr", {}, el("th", { scope: "col" }, "per GPU"),
+    ...stages.map((stage) => el("th", { scope: "col" }, `stage ${stage.stage}`)));
   return section("memory", "Memory per GPU", summary,
     memoryChart(stages, memory.usable, memory.capacity), legend([...MEMORY_COMPONENTS, "other"], MEMORY_TERMS),
     el("div", { class: "table-scroll" }, el("table", {}, el("thead", {}, header), el("tbody", {}, rows))));
@@ -47,7 +52,9 @@ function fixesSection(memory) {
   const items = memory.suggestions.map((s) => el("li", { class: s.fits ? "fits" : "" },
     el("code", {}, s.change), ` ${s.description}: `, bytes(s.new_total, { "data-key": `change.${s.change}` }),
     s.fits ? " (fits)" : " (still too big)", ` — ${s.cost}`));
-  return section("fixes", "Cheapest changes that make it fit", el("ol", {}, items));
+  const title = memory.suggestions.some((s) => s.fits) ? "Cheapest changes that make it fit"
+    : "No single change makes it fit; the closest first";
+  return section("fixes", title, el("ol", {}, items));
 }
 
 function timeSection(estimate, prefix = "") {
@@ -60,6 +67,7 @@ function timeSection(estimate, prefix = "") {
       " tokens/s, MFU ", value(percent(t.mfu), t.mfu, { id: "mfu", "data-key": `${prefix}mfu` }), "."),
     timeChart(estimate.time.breakdown, estimate.time.step_s),
     el("ul", { class: "terms" }, terms.map(([name, s]) => el("li", { title: TIME_TERMS[name] ?? "" },
+      el("span", { class: "swatch", style: `background: ${termColour(estimate.time.breakdown, name)}` }),
       `${name.replaceAll("_", " ")}: `, value(seconds(s), s, { "data-term": name, "data-key": `${prefix}term.${name}` })))));
 }
 
@@ -85,8 +93,8 @@ function plansSection(plan) {
     el("td", {}, value(seconds(p.time.step_s), p.time.step_s, { "data-key": `plan.${i + 1}.step_s` })),
     el("td", {}, value(percent(p.throughput.mfu), p.throughput.mfu, { "data-key": `plan.${i + 1}.mfu` })),
     el("td", {}, bytes(p.memory.per_gpu.total, { "data-key": `plan.${i + 1}.memory` })),
-    el("td", {}, el("code", { class: "command" }, p.command))));
-  const table = el("table", {}, el("thead", {}, el("tr", {}, ...["#", "layout", "step", "MFU", "memory", "reproduce"]
+    el("td", {}, el("details", {}, el("summary", {}, "command"), el("code", { class: "command" }, p.command)))));
+  const table = el("table", { class: "plans" }, el("thead", {}, el("tr", {}, ...["#", "layout", "step", "MFU", "memory", "reproduce"]
     .map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, rows));
   return section("plans", `Ranked layouts (${count(plan.space)} searched)`,
     el("div", { class: "table-scroll" }, table),
@@ -112,8 +120,19 @@ function topologySection(topo) {
     el("ul", { class: "advice" }, [...topo.advice, ...topo.warnings].map((a) => el("li", {}, a))));
 }
 
+// One line above everything: does it fit, how fast, and for a search which layout.
+function headline(answers) {
+  const best = answers.estimate ?? answers.plan?.plans[0];
+  if (!best) return el("p", { class: "headline does-not-fit" }, "No layout fits: the nearest misses are listed below.");
+  const m = best.memory;
+  return el("p", { class: `headline ${m.fits ? "fits" : "does-not-fit"}` },
+    answers.plan ? `Best: ${layoutText(best.layout)}. ` : "",
+    m.fits ? "Fits" : "Does not fit", `: ${gb(m.per_gpu.total)} of ${gb(m.usable)} per GPU · step `,
+    seconds(best.time.step_s), ` · ${count(best.throughput.tokens_per_s)} tokens/s · MFU ${percent(best.throughput.mfu)}`);
+}
+
 export function render(answers, state) {
-  const parts = [];
+  const parts = [headline(answers)];
   if (answers.estimate) parts.push(memorySection(answers.estimate.memory), fixesSection(answers.estimate.memory),
                                    timeSection(answers.estimate));
   if (answers.plan) {

@@ -105,6 +105,8 @@ describe("the page", () => {
         await page.screenshot({ path: join(screenshots, `${scenario.name}-1280x800.png`), fullPage: false });
         await page.setViewport({ width: 390, height: 844, isMobile: true, deviceScaleFactor: 1 });
         await settled(page);
+        // On a phone the form comes first: the picture is of the answer below it.
+        await page.$eval("#output", (n) => n.scrollIntoView());
         await page.screenshot({ path: join(screenshots, `${scenario.name}-390x844.png`), fullPage: false });
       }
       await page.close();
