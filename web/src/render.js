@@ -120,8 +120,40 @@ function topologySection(topo) {
     el("ul", { class: "advice" }, [...topo.advice, ...topo.warnings].map((a) => el("li", {}, a))));
 }
 
+// A sizing sweep: the headline answers, the library's chart (its own SVG, as `gpuplan size --chart` writes it),
+// and every point with the layout behind it.
+function sizeSection(size) {
+  const chart = el("div", { class: "size-chart" });
+  chart.innerHTML = size.chart_svg ?? "";
+  const number = (text, exact, key) => el("td", {}, value(text, exact, { "data-key": key }));
+  const rows = size.points.map((p, i) => el("tr", { class: p.pareto ? "pareto" : "", title: p.note || p.command },
+    el("td", {}, p.system), el("td", {}, String(p.nodes)), el("td", {}, count(p.gpus)),
+    ...(p.fits ? [number(seconds(p.step_s), p.step_s, `size.${i}.step_s`),
+                  number(percent(p.mfu), p.mfu, `size.${i}.mfu`),
+                  number(p.days.toFixed(1), p.days, `size.${i}.days`),
+                  number(count(p.gpu_hours), p.gpu_hours, `size.${i}.gpu_hours`),
+                  p.cost_dollars === undefined ? el("td", {}, "-")
+                    : number(`$${count(p.cost_dollars)}`, p.cost_dollars, `size.${i}.cost_dollars`),
+                  number(p.energy_MWh.toFixed(0), p.energy_MWh, `size.${i}.energy_MWh`),
+                  el("td", {}, layoutText(p.layout))]
+                : [el("td", { colspan: 7, class: "does-not-fit" }, p.note || "does not fit")])));
+  const header = el("tr", {}, ...["system", "nodes", "GPUs", "step", "MFU", "days", "GPU-hours", "cost", "MWh",
+                                  "layout"].map((h) => el("th", { scope: "col" }, h)));
+  return section("size", `Sizing ${size.job.model} for ${count(size.job.tokens)} tokens`,
+    el("ul", { class: "why" }, size.headlines.map((h) => el("li", {}, el("strong", {}, `${h.question}: `), h.answer))),
+    chart,
+    el("div", { class: "table-scroll" }, el("table", { class: "size-points" }, el("thead", {}, header), el("tbody", {}, rows))),
+    el("p", { class: "small" }, "* on the time-versus-cost front; hover a row for its reproducing command."),
+    el("h3", {}, "Why the curves bend"), el("ul", {}, size.explanation.map((line) => el("li", {}, line))),
+    el("h3", {}, "Assumptions"), el("ul", {}, [...size.job.assumptions, ...size.notes].map((line) => el("li", {}, line))));
+}
+
 // One line above everything: does it fit, how fast, and for a search which layout.
 function headline(answers) {
+  if (answers.size) {
+    const pick = answers.size.headlines.at(-1);
+    return el("p", { class: "headline" }, pick ? `${pick.question}: ${pick.answer}` : "No cluster of the sweep fits.");
+  }
   const best = answers.estimate ?? answers.plan?.plans[0];
   if (!best) return el("p", { class: "headline does-not-fit" }, "No layout fits: the nearest misses are listed below.");
   const m = best.memory;
@@ -141,14 +173,16 @@ export function render(answers, state) {
     if (best) parts.push(memorySection(best.memory, "best."), timeSection(best, "best."));
   }
   if (answers.topo) parts.push(topologySection(answers.topo));
+  if (answers.size) parts.push(sizeSection(answers.size));
   results().replaceChildren(...parts.filter(Boolean));
   document.getElementById("status").textContent =
-    state.mode === "search" ? `Searched ${count(answers.plan.space)} layouts.` : "";
+    state.mode === "search" ? `Searched ${count(answers.plan.space)} layouts.`
+      : state.mode === "size" ? `Searched ${count(answers.size.layouts_evaluated)} layouts.` : "";
 }
 
 // The field the library named gets the message beside it; anything else goes above the results.
 export function renderError(question, error) {
-  const name = fieldOf(error.field);
+  const name = question === "size" && /^nodes\b/.test(error.field) ? "size_nodes" : fieldOf(error.field);
   const target = name ? document.querySelector(`[data-error-for="${name}"]`) : null;
   const message = error.message || `${error.field}: ${error.given}; accepted: ${error.accepted}`;
   if (target) {
@@ -177,5 +211,5 @@ export function clearErrors() {
 
 export function renderProgress(done, total) {
   const status = document.getElementById("status");
-  status.textContent = `Searching: ${(100 * done / Math.max(1, total)).toFixed(0)} % of ${count(total)} layouts`;
+  status.textContent = `Searching: ${(100 * done / Math.max(1, total)).toFixed(0)} %`;
 }

@@ -1,6 +1,6 @@
 // The page's whole state: the form's fields, kept in the URL (a shareable link; back and forward restore it).
 export const FIELDS = [
-  { name: "mode", kind: "choice", initial: "check", choices: ["check", "search"] },
+  { name: "mode", kind: "choice", initial: "check", choices: ["check", "search", "size"] },
   { name: "model", kind: "text", initial: "llama-3.1-70b" },
   { name: "config", kind: "text", initial: "" },
   { name: "system", kind: "text", initial: "dgx-h100" },
@@ -21,6 +21,12 @@ export const FIELDS = [
   { name: "recompute", kind: "text", initial: "selective" },
   { name: "offload", kind: "text", initial: "none" },
   { name: "sequence_parallel", kind: "flag", initial: true },
+  // Sizing a training run (gpuplan size): the token budget, the systems and node counts to sweep.
+  { name: "tokens", kind: "text", initial: "1T" },
+  { name: "systems", kind: "text", initial: "dgx-h100,dgx-h200,dgx-b200,mi300x-8x" },
+  { name: "size_nodes", kind: "text", initial: "1:64" },
+  { name: "deadline", kind: "text", initial: "" },
+  { name: "price", kind: "text", initial: "" },
 ];
 
 // The names the page gives pasted files, which the library's errors about them name.
@@ -68,6 +74,13 @@ export function requestsFor(state) {
   const training = { seq_len: state.seq_len, global_batch: state.global_batch, precision: state.precision,
                      optimizer: state.optimizer };
   const requests = {};
+  if (state.mode === "size") {
+    // The sweep's clusters are its systems and node counts, not the form's hardware.
+    requests.size = { model, ...training, tokens: state.tokens, nodes: state.size_nodes, explain: true, chart: "page",
+                      systems: state.systems.split(",").map((name) => name.trim()).filter(Boolean),
+                      deadline: state.deadline.trim() || undefined, price: state.price.trim() || undefined };
+    return requests;
+  }
   if (state.mode === "search") {
     requests.plan = { model, ...machines, ...training, top: 5 };
   } else {

@@ -56,3 +56,13 @@ export function topoNumbers(topo) {
   }));
   return out;
 }
+
+export function sizeNumbers(size) {
+  const out = {};
+  size.points.forEach((p, i) => {
+    if (!p.fits) return;
+    for (const key of ["step_s", "mfu", "days", "gpu_hours", "energy_MWh", "cost_dollars"])
+      if (p[key] !== undefined) out[`size.${i}.${key}`] = p[key];
+  });
+  return out;
+}

@@ -8,13 +8,13 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
 
-import { cli, estimateNumbers, planNumbers, topoNumbers } from "./expected.mjs";
+import { cli, estimateNumbers, planNumbers, sizeNumbers, topoNumbers } from "./expected.mjs";
 import { queryString, SCENARIOS } from "./scenarios.mjs";
 import { serve } from "./serve.mjs";
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 const screenshots = process.env.GPUPLAN_SCREENSHOTS;
-const SCREENSHOT_SCENARIOS = new Set(["dense", "search", "topology", "does-not-fit"]);
+const SCREENSHOT_SCENARIOS = new Set(["dense", "search", "topology", "does-not-fit", "size"]);
 
 let server, browser;
 // Console errors, uncaught exceptions, failed and outside requests of each page opened, by page.
@@ -74,7 +74,7 @@ function shownNumbers(page) {
 
 function expectedNumbers(scenario) {
   const result = cli(scenario.cli);
-  const numbers = scenario.cli[0] === "plan" ? planNumbers(result) : estimateNumbers(result);
+  const numbers = { plan: planNumbers, size: sizeNumbers, estimate: estimateNumbers }[scenario.cli[0]](result);
   return scenario.topo ? { ...numbers, ...topoNumbers(cli(scenario.topo)) } : numbers;
 }
 

@@ -76,6 +76,12 @@ export const SCENARIOS = [
     cli: ["estimate", "--model", "llama-3.1-70b", "--system", "dgx-h100", "--nodes", "1",
           ...withTraining({ "--global-batch": 64 }), ...layout({ tp: 1, pp: 1, zero: 0, recompute: "none", sp: false })],
   },
+  {
+    name: "size",
+    query: { mode: "size", model: "llama-3.1-8b", systems: "dgx-h100,dgx-b200", size_nodes: "1:8", price: "2.5" },
+    cli: ["size", "--model", "llama-3.1-8b", "--tokens", "1T", ...TRAINING, "--systems", "dgx-h100,dgx-b200",
+          "--nodes", "1:8", "--price", "2.5", "--explain"],
+  },
 ];
 
 export function queryString(query) {
