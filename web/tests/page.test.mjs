@@ -3,7 +3,8 @@
 // whole state. Screenshots of four scenarios go to $GPUPLAN_SCREENSHOTS; the timings are printed, not asserted.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import puppeteer from "puppeteer-core";
@@ -113,6 +114,17 @@ describe("the page", () => {
       assert.deepEqual(problems(page), []);
     });
   }
+});
+
+describe("weight", () => {
+  test("the WebAssembly is under 2 MB gzipped and the whole page under 3 MB", () => {
+    const gzipped = Object.fromEntries(readdirSync(dist).map((file) =>
+      [file, gzipSync(readFileSync(join(dist, file)), { level: 9 }).length]));
+    const total = Object.values(gzipped).reduce((sum, bytes) => sum + bytes, 0);
+    console.log(`gzipped: gpuplan.wasm ${gzipped["gpuplan.wasm"]} bytes, the page ${total} bytes`);
+    assert.ok(gzipped["gpuplan.wasm"] < 2e6, `${gzipped["gpuplan.wasm"]} bytes`);
+    assert.ok(total < 3e6, `${total} bytes`);
+  });
 });
 
 describe("bad input", () => {
