@@ -75,7 +75,7 @@ web: deps
 # The page in headless Chromium against the command line's JSON (web/tests/).
 web-test: web build
 	GPUPLAN=$(CURDIR)/$(BUILD)/gpuplan GPUPLAN_SCREENSHOTS=$(CURDIR)/$(WEB_BUILD)/screenshots \
-	  node --test --test-concurrency=1 web/tests/
+	  node --test web/tests/page.test.mjs
 
 # Builds the Python module for $(PYTHON) and installs it into that interpreter's site-packages.
 python-install: deps

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages gpuplan needs to build, test and validate.
+# Installs the Debian packages gpuplan needs to build, test and validate (with --web, the web page's too).
 # Does nothing when they are all present. Run as root on Debian 12.
 set -euo pipefail
 
@@ -10,6 +10,13 @@ packages=(
   clang libclang-rt-14-dev clang-tidy
   python3 python3-dev python3-venv python3-torch python3-pytest python3-pybind11 pybind11-dev
 )
+
+# --web: what the web page needs too: emscripten (the core as WebAssembly), chromium (its browser tests), and npm
+# unless the machine's Node.js brought its own.
+if [ "${1:-}" = "--web" ]; then
+  packages+=(emscripten chromium)
+  command -v npm >/dev/null || packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
