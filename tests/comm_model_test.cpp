@@ -24,6 +24,18 @@ constexpr double kMeasuredBusbw1GiB[] = {197.28, 211.88, 221.86, 224.48, 227.01,
 // Measured out-of-place time (us) at 1 MiB, first row of the same files.
 constexpr double kMeasuredTime1MiB_us[] = {44.21, 63.91, 51.40, 62.77, 73.00, 77.96, 92.79};
 
+TEST(CommModel, AGpuWithFewerLinksThanTheSystemDrivesOnlyItsOwn) {
+  // An H800 has 8 NVLink 4 links (datasheet: 400 GB/s bidirectional, and nvidia-smi nvlink -s on 8x H800 in
+  // tests/data/nvlink shows 8 active links); on an H100 system's NVSwitches (18 per GPU) it still has 8, so its
+  // domain bandwidth is 8/18 of the H100's and the same as on an HGX H800 board.
+  Cluster h800_on_h100 = make_cluster("dgx-h100", 1);
+  h800_on_h100.gpu = HardwareCatalog::builtin().gpu("h800-sxm-80gb");
+  const Fabric h100 = fabric("dgx-h100", 1);
+  const Fabric h800 = fabric_from_cluster(h800_on_h100);
+  EXPECT_NEAR(h800.domain_per_gpu_GBps, h100.domain_per_gpu_GBps * 8.0 / 18.0, 1e-9);
+  EXPECT_NEAR(h800.domain_per_gpu_GBps, fabric("hgx-h800", 1).domain_per_gpu_GBps, 1e-9);
+}
+
 TEST(CommModel, A100EightGpuAllreduce1GiBWithin15PercentOfMeasured) {
   const Fabric f = fabric("dgx-a100", 1);
   const auto c = collective_cost(f, Collective::allreduce, 1073741824.0, packed(8, 8));

@@ -168,7 +168,11 @@ Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalo
   fabric.sm_version = sm_for(cluster.gpu);
   fabric.amd_gpus = cluster.gpu.vendor == "amd";
   fabric.amd_host = contains_ci(system_spec.cpu, "amd") || contains_ci(system_spec.cpu, "epyc");
-  const ScaleUpDomain& scaleup = system_spec.scaleup;
+  // A GPU drives no more scale-up links than it has: an H800 (8 NVLinks) on an H100 system's switches (18 per
+  // GPU) gets 8 of them. The hybrid cube mesh's links come from its matrix and stay.
+  ScaleUpDomain scaleup = system_spec.scaleup;
+  if (cluster.gpu.scaleup_links > 0 && scaleup.topology != ScaleUpTopology::hybrid_cube_mesh)
+    scaleup.links_per_gpu = std::min(scaleup.links_per_gpu, cluster.gpu.scaleup_links);
   set_scaleup_domain(fabric, scaleup, nccl_rate(catalog, scaleup.link, scaleup.link_per_direction_GBps));
   // Host link per GPU (NCCL's PCIe rate), shared by gpus_per_host_link GPUs.
   double host_link_GBps = 0;
