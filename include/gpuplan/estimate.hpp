@@ -98,6 +98,7 @@ struct StepEstimate {
   double model_tflops_per_gpu = 0;       // model FLOPs (no recompute) per GPU per second / 1e12
   double hardware_tflops_per_gpu = 0;    // with recomputation counted
   double mfu = 0;                        // model FLOPs utilization vs dense bf16/fp16 (or fp8) peak
+  double mfu_causal = 0;                 // the same with causal attention's score and context FLOPs halved
   double hfu = 0;                        // hardware FLOPs (with recompute) utilization
   double peak_tflops = 0;                // the peak MFU and HFU divide by
 };

@@ -69,6 +69,10 @@ struct GpuSpec {
   std::string host_link;                 // link to the host: "pcie5-x16", "c2c-grace"
   double host_per_direction_GBps = 0;    // derived from host_link
   double board_power_W = 0;              // maximum board power (TDP); 0 when not stated
+  // The highest MFU a published training run reached on this GPU, counting causal attention's FLOPs (what the
+  // kernels computed, so that runs of any sequence length compare); 0 when none is known. A prediction above it
+  // carries a warning. Its source is field_sources' entry.
+  double best_published_mfu_causal = 0;
   std::string source;                    // main source (required, non-empty)
   std::map<std::string, std::string> field_sources;   // per-field sources/notes, keyed by field name
   std::string origin;

@@ -17,6 +17,7 @@ MemoryResult memory_result(const MemoryInputs& in, bool all_stages);
 TimeReport time_report(const StepEstimate& estimate);
 // What in a job looks wrong without being an error.
 std::vector<std::string> job_warnings(const MemoryInputs& in);
-ThroughputReport throughput_report(const StepEstimate& estimate);
+// Throughput and MFU, with a warning when the MFU is above the best published for `gpu`.
+ThroughputReport throughput_report(const StepEstimate& estimate, const GpuSpec& gpu);
 
 }  // namespace gpuplan::api::detail

@@ -40,6 +40,7 @@ ordered_json gpu_json(const GpuSpec& g) {
   j["host_link"] = g.host_link;
   j["host_per_direction_GBps"] = g.host_per_direction_GBps;
   j["board_power_W"] = g.board_power_W;
+  if (g.best_published_mfu_causal > 0) j["best_published_mfu_causal"] = g.best_published_mfu_causal;
   write_sources(j, g.source, g.field_sources, g.origin);
   return j;
 }
@@ -148,6 +149,7 @@ GpuSpec gpu_from(const json& j) {
   get(j, "scaleup_bidirectional_GBps", g.scaleup_bidirectional_GBps);
   get(j, "host_link", g.host_link);
   get(j, "host_per_direction_GBps", g.host_per_direction_GBps);
+  get(j, "best_published_mfu_causal", g.best_published_mfu_causal);
   get(j, "board_power_W", g.board_power_W);
   read_sources(j, g.source, g.field_sources, g.origin);
   return g;

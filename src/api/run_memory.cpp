@@ -112,7 +112,7 @@ EstimateResult run(const EstimateRequest& r) {
   const EstimateInputs in = estimate_inputs(r, out.cluster, warnings);
   const StepEstimate e = estimate_step(in);
   out.time = detail::time_report(e);
-  out.throughput = detail::throughput_report(e);
+  out.throughput = detail::throughput_report(e, in.gpu);
   out.memory = detail::memory_result(in.memory, r.all_stages);
   out.memory.warnings.insert(out.memory.warnings.begin(), warnings.begin(), warnings.end());
   return out;

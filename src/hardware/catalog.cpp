@@ -147,7 +147,8 @@ GpuSpec parse_gpu(const std::string& name, const json& j, const std::string& ori
   Entry e(j, origin, "gpus." + name,
           {"vendor", "description", "device_names", "architecture", "compute_arch", "sm_version", "form_factor",
            "memory_type", "marketed_memory_GB", "usable_memory_bytes", "memory_GBps", "dense_tflops",
-           "scaleup_link", "scaleup_links", "host_link", "board_power_W", "source", "sources"});
+           "scaleup_link", "scaleup_links", "host_link", "board_power_W", "best_published_mfu_causal", "source",
+           "sources"});
   GpuSpec g;
   g.name = name;
   g.origin = origin;
@@ -172,8 +173,11 @@ GpuSpec parse_gpu(const std::string& name, const json& j, const std::string& ori
     throw InputError(e.field("scaleup_links"), "0", "at least 1 when scaleup_link is set");
   g.host_link = e.string("host_link");
   g.board_power_W = e.number("board_power_W", 0.0, 0, 1e5);
+  g.best_published_mfu_causal = e.number("best_published_mfu_causal", 0.0, 0, 1);
   g.source = e.source();
   g.field_sources = e.sources();
+  if (g.best_published_mfu_causal > 0 && !g.field_sources.contains("best_published_mfu_causal"))
+    throw InputError(e.field("sources"), "no entry for best_published_mfu_causal", "the run best_published_mfu_causal comes from");
   return g;
 }
 

@@ -228,6 +228,8 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
     extra_per_token = fpt.attention_forward;
   r.hardware_tflops_per_gpu = (fpt.training + extra_per_token) * tokens / step / gpus / 1e12;
   r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
+  // A causal mask needs half the s x s score and context products: what the kernels really compute.
+  r.mfu_causal = (fpt.training - 1.5 * fpt.attention_forward) * tokens / step / gpus / 1e12 / r.peak_tflops;
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
   return r;
 }

@@ -65,6 +65,7 @@ std::string plan_text(const PlanReport& p, int rank) {
   for (const auto& [name, t] : p.time.breakdown)
     if (t > 0) terms += fmt::format("  {} {:.3f}", name, t);
   out += fmt::format("   time (s):{}\n", terms);
+  for (const auto& warning : p.throughput.warnings) out += fmt::format("   warning: {}\n", warning);
   out += fmt::format("   reproduce: {}\n\n", p.command);
   return out;
 }

@@ -24,6 +24,7 @@ function timeNumbers(estimate, prefix, out) {
   out[`${prefix}step_s`] = estimate.time.step_s;
   out[`${prefix}tokens_per_s`] = estimate.throughput.tokens_per_s;
   out[`${prefix}mfu`] = estimate.throughput.mfu;
+  out[`${prefix}mfu_causal`] = estimate.throughput.mfu_causal;
   for (const [term, seconds] of Object.entries(estimate.time.breakdown))
     if (seconds > 0) out[`${prefix}term.${term}`] = seconds;
 }

@@ -154,6 +154,8 @@ struct ThroughputReport {
   double tokens_per_s = 0, tokens_per_s_per_gpu = 0, model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0, peak_tflops_per_gpu = 0;
   std::string flop_convention;
+  double mfu_causal = 0;                       // causal attention's FLOPs halved (the FLOPs a causal kernel does)
+  std::vector<std::string> warnings;           // an MFU above the best published for the GPU
 };
 struct ClusterReport {
   std::string origin, gpu;

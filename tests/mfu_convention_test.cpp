@@ -1,0 +1,80 @@
+// MFU under a named convention: the Megatron-LM / PaLM count (full s x s attention) and, beside it, the count a
+// causal kernel really does; and a warning when a prediction beats the best published run on that GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gpuplan/api.hpp"
+
+namespace api = gpuplan::api;
+
+namespace {
+
+api::EstimateRequest llama_8b_long_context() {
+  api::EstimateRequest r;
+  r.model.name_or_path = "llama-3.1-8b";
+  r.cluster.system = "dgx-h100";
+  r.cluster.nodes = 2;
+  r.layout.tp = 4;
+  r.layout.cp = 4;
+  r.training.seq_len = 131072;
+  r.training.global_batch = 16;
+  return r;
+}
+
+}  // namespace
+
+TEST(MfuConvention, CausalAttentionHalvesTheScoreAndContextFlops) {
+  const api::EstimateResult r = api::run(llama_8b_long_context());
+  // Llama 3.1 8B: 32 layers, 32 query heads of 128 channels (4096). Per token and layer the forward computes the
+  // scores Q K^T (2 x s x 4096 FLOPs) and the context P V (2 x s x 4096); a causal mask needs half of each.
+  // Training is 3 x forward, so the causal count is lower by 1.5 x 4 x s x 4096 x 32 FLOPs per token.
+  const double seq = 131072;
+  const double attention_forward = 4 * seq * 4096 * 32;
+  const double tokens_per_s = r.throughput.tokens_per_s;
+  const double gpus = 16;
+  const double peak = r.throughput.peak_tflops_per_gpu * 1e12;
+  const double expected_gap = 1.5 * attention_forward * tokens_per_s / gpus / peak;
+  EXPECT_NEAR(r.throughput.mfu - r.throughput.mfu_causal, expected_gap, 1e-9);
+  // At 128k the attention is most of the work: the causal MFU is far below the full-attention one.
+  EXPECT_LT(r.throughput.mfu_causal, 0.75 * r.throughput.mfu);
+}
+
+TEST(MfuConvention, ALongSequenceIsJudgedByWhatItsKernelsCompute) {
+  // At 128k the full-attention count is above 60 %, the best published H100 run's, though its kernels do far
+  // fewer FLOPs: the warning compares the causal counts (53.4 % published), so none is given.
+  const api::EstimateResult r = api::run(llama_8b_long_context());
+  ASSERT_GT(r.throughput.mfu, 0.60);
+  ASSERT_LT(r.throughput.mfu_causal, 0.534);
+  EXPECT_TRUE(r.throughput.warnings.empty());
+}
+
+TEST(MfuConvention, AnMfuAboveTheBestPublishedRunIsWarned) {
+  // GPT-3 175B on 32 DGX A100 at sequence 2048: the search's best promises more than the best published A100
+  // run (Korthikanti et al. 2022, Table 5: 56.3 % MFU, 55.9 % counting causal attention's FLOPs), so it says so.
+  api::PlanRequest r;
+  r.model.name_or_path = "gpt3-175b";
+  r.cluster.system = "dgx-a100";
+  r.cluster.nodes = 32;
+  r.training.seq_len = 2048;
+  r.training.global_batch = 1024;
+  r.ranking.top = 1;
+  const api::PlanResult plan = api::run(r);
+  ASSERT_FALSE(plan.plans.empty());
+  const api::ThroughputReport& t = plan.plans[0].throughput;
+  ASSERT_GT(t.mfu_causal, 0.559);
+  ASSERT_EQ(t.warnings.size(), 1U);
+  EXPECT_NE(t.warnings[0].find("55.9 %"), std::string::npos) << t.warnings[0];
+  EXPECT_NE(t.warnings[0].find("Korthikanti"), std::string::npos) << t.warnings[0];
+}
+
+TEST(MfuConvention, AnMfuBelowTheBestPublishedRunIsNotWarned) {
+  api::EstimateRequest r = llama_8b_long_context();
+  r.training.seq_len = 8192;
+  r.training.global_batch = 64;
+  r.layout.cp = 1;
+  r.layout.tp = 8;   // TP 8 for an 8B model: communication-bound, below the published 53.4 % (causal count)
+  const api::EstimateResult e = api::run(r);
+  ASSERT_LT(e.throughput.mfu_causal, 0.534);
+  EXPECT_TRUE(e.throughput.warnings.empty());
+}
