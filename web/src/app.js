@@ -27,6 +27,13 @@ worker.onmessage = (event) => {
   waiting.resolve({ result, ms });
 };
 
+// A worker that cannot start (no WebAssembly, a file missing from the host) is said, not waited for.
+worker.onerror = (event) => {
+  event.preventDefault();
+  document.getElementById("status").textContent = `The library could not be loaded: ${event.message ?? "worker error"}`;
+  document.body.dataset.ready = "error";
+};
+
 const form = document.getElementById("inputs");
 
 function readForm() {

@@ -46,6 +46,7 @@ export function stateFromUrl(search) {
     if (!params.has(f.name)) continue;
     const raw = params.get(f.name);
     if (f.kind === "flag") state[f.name] = raw === "1";
+    else if (f.kind === "choice") state[f.name] = f.choices.includes(raw) ? raw : f.initial;
     else if (f.kind === "integer") state[f.name] = /^-?\d+$/.test(raw) ? Number(raw) : raw;
     else state[f.name] = raw;
   }

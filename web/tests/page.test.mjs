@@ -168,6 +168,14 @@ describe("the URL", () => {
     assert.deepEqual(problems(page), []);
   });
 
+  test("a link with an unknown question opens the layout check", async () => {
+    const page = await openPage("?mode=bogus");
+    assert.equal(await page.evaluate(() => document.body.dataset.ready), "done");
+    assert.equal(await page.$eval('input[name="mode"]:checked', (n) => n.value), "check");
+    await page.close();
+    assert.deepEqual(problems(page), []);
+  });
+
   test("back and forward restore the previous and next questions", async () => {
     const page = await openPage();
     const first = await shownNumbers(page);
