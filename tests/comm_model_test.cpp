@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
@@ -102,6 +104,44 @@ TEST(CommModel, TwoDgxH100AllreduceBoundByNics) {
   }
   const auto best = collective_cost(f, Collective::allreduce, S, packed(16, 8));
   EXPECT_LE(best.algbw_GBps, 400.0);
+}
+
+TEST(CommModel, NoAlgorithmBeatsTheNodesNics) {
+  // Across nodes a packed group's data leaves each node through its NICs: whatever NCCL picks, busbw stays at or
+  // below the node's NIC total (8 GPUs x their NIC share), the rate a flat ring reaches by construction.
+  for (const char* system : {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "mi300x-8x"}) {
+    for (const int nodes : {2, 4, 32}) {
+      const Fabric f = fabric(system, nodes);
+      const double node_nics_GBps = 8 * f.nic_per_gpu_GBps;
+      for (const Collective collective : {Collective::allreduce, Collective::allgather, Collective::reducescatter})
+        for (const double bytes : {1048576.0, 67108864.0, 1073741824.0, 17179869184.0})
+          for (const auto& c : collective_candidates(f, collective, bytes, packed(8 * nodes, 8)))
+            EXPECT_LE(c.busbw_GBps, node_nics_GBps * (1 + 1e-12))
+                << system << " x" << nodes << " " << to_string(collective) << " " << bytes << " B: " << c.algorithm;
+    }
+  }
+}
+
+TEST(CommModel, MultiNodeAllreduceWithinTenPercentOfPublished) {
+  // Rows of shared/data/nccl-tests/published-busbw.csv on catalog systems (tests/data/nccl-tests), 4 nodes of 8.
+  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/nccl-tests/published-busbw-multinode.csv");
+  ASSERT_TRUE(in) << "tests/data/nccl-tests/published-busbw-multinode.csv";
+  const std::pair<const char*, const char*> systems[] = {{"4x (8x H200)", "dgx-h200"}, {"4x (8x B200)", "dgx-b200"}};
+  int checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    for (const auto& [name, system] : systems) {
+      if (line.rfind(std::string(name) + ",", 0) != 0) continue;
+      std::vector<std::string> cells;
+      std::stringstream row(line);
+      for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+      const double bytes = cells[5] == "4GiB" ? 4294967296.0 : 17179869184.0;
+      const double measured = std::stod(cells[6]);
+      const auto c = collective_cost(fabric(system, 4), Collective::allreduce, bytes, packed(32, 8));
+      EXPECT_NEAR(c.busbw_GBps, measured, 0.10 * measured) << name << " (" << c.algorithm << ")";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(CommModel, StridedGroupCrossesTheNetwork) {

@@ -198,6 +198,14 @@ double ring_latency_us(const Setup& setup, Protocol protocol) {
          static_cast<double>(inter_node_steps) * inter_node_step_us(constants, Algorithm::ring, protocol);
 }
 
+// Across nodes no algorithm moves the group's data faster than its share of the node's NICs: measured busbw of
+// multi-node AllReduce stays at or below the node's NIC total whatever NCCL picks (4x 8 H100 with 8x 400G: 320-380
+// GB/s, 4x 8 B200: 382, 4x 8 H200 on EFA: 365; shared/data/nccl-tests/published-busbw.csv), although a tree's or
+// a hierarchy's bytes per node would allow up to twice that. The ring reaches it by construction.
+double network_bus_cap_GBps(const Setup& setup) {
+  return static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps;
+}
+
 // Ring: every collective but AllToAll and SendRecv.
 void add_ring_terms(const Setup& setup, GroupCollective& out) {
   const CommConstants& constants = *setup.constants;
@@ -205,8 +213,7 @@ void add_ring_terms(const Setup& setup, GroupCollective& out) {
   const bool across_nodes = setup.nodes > 1;
   const double bus_GBps =
       across_nodes
-          ? std::min(setup.intra_node_bus_GBps,
-                     static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps)
+          ? std::min(setup.intra_node_bus_GBps, network_bus_cap_GBps(setup))
           : setup.intra_node_bus_GBps;
   const int channels = channel_count(setup, bus_GBps, across_nodes);
   for (const Protocol protocol : kAllProtocols) {
@@ -260,11 +267,9 @@ void add_tree_terms(const Setup& setup, GroupCollective& out) {
   if (setup.collective != Collective::allreduce) return;
   const CommConstants& constants = *setup.constants;
   double bus_GBps = setup.intra_node_bus_GBps;
-  // Across nodes every node sends and receives the size once per direction (both trees together): algbw <= the
-  // group's share of the node's NICs, i.e. busBw (= 2 algbw) <= 2 x ranks per node x per-rank share.
+  // Across nodes: the group's share of the node's NICs (network_bus_cap_GBps), less the tree pattern's loss.
   if (setup.nodes > 1)
-    bus_GBps = std::min(bus_GBps, 2.0 * static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps) *
-               constants.tree_pattern_factor;
+    bus_GBps = std::min(bus_GBps, network_bus_cap_GBps(setup)) * constants.tree_pattern_factor;
   const int channels = channel_count(setup, bus_GBps, setup.nodes > 1);
   for (const Protocol protocol : kAllProtocols) {
     if (protocol == Protocol::ll128 && !ll128_allowed(setup)) continue;
@@ -310,9 +315,7 @@ void add_nvls_term(const Fabric& fabric, const Setup& setup, GroupCollective& ou
   if (setup.collective != Collective::allreduce) return;
   const double channels_cap_GBps = constants.nvls_channels * setup.arch->per_channel_nvls_tree_GBps[setup.node_class];
   if (!(channels_cap_GBps > 0)) return;
-  const double bus_GBps = std::min(
-      {nvls_bus_GBps(setup), 2.0 * static_cast<double>(setup.ranks_per_node) * setup.nic_share_per_rank_GBps,
-       channels_cap_GBps});
+  const double bus_GBps = std::min({nvls_bus_GBps(setup), network_bus_cap_GBps(setup), channels_cap_GBps});
   const double inter_step_us = inter_node_step_us(constants, Algorithm::nvls_tree, Protocol::simple);
   const double latency_s = (constants.base_latency_us(Algorithm::nvls_tree, Protocol::simple) +
                             constants.hw_latency_nvlink_us(Algorithm::nvls_tree, Protocol::simple) +
@@ -337,8 +340,9 @@ void add_hierarchical_term(const Fabric& fabric, const Setup& setup, GroupCollec
   if (nvls_capable(fabric, setup)) intra_bus_GBps = std::max(intra_bus_GBps, nvls_bus_GBps(setup));
   const double intra_share = passes * (ranks_per_node - 1) / ranks_per_node;  // of the size, per rank, over NVLink
   const double net_share = passes * (nodes - 1) / nodes / ranks_per_node;      // of the size, per rank, over its NICs
-  const double seconds_per_byte = std::max(intra_share / to_bytes_per_s(intra_bus_GBps),
-                                           net_share / to_bytes_per_s(setup.nic_share_per_rank_GBps));
+  const double seconds_per_byte = std::max({intra_share / to_bytes_per_s(intra_bus_GBps),
+                                            net_share / to_bytes_per_s(setup.nic_share_per_rank_GBps),
+                                            setup.busbw_factor / to_bytes_per_s(network_bus_cap_GBps(setup))});
   const double intra_steps = passes * (ranks_per_node - 1), inter_steps = passes * (nodes - 1);
   const double latency_us = constants.base_latency_us(Algorithm::ring, Protocol::simple) +
                             intra_steps * (*setup.intra_node_hw_latency_us)(Algorithm::ring, Protocol::simple) +
