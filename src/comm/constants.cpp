@@ -151,6 +151,8 @@ void decode_channels_and_p2p(const Entries& entries, CommConstants& constants) {
       static_cast<int>(number(entries.value("channel_duplication"), entries.field("channel_duplication"), 1, 8));
   constants.nvls_channels =
       static_cast<int>(number(entries.value("nvls_channels"), entries.field("nvls_channels"), 2, 64));
+  constants.nvls_measured_fraction =
+      number(entries.value("nvls_measured_fraction"), entries.field("nvls_measured_fraction"), 0.01, 1);
   {
     const json& latency = entries.value("p2p_latency_us");
     const std::string field = entries.field("p2p_latency_us");

@@ -69,6 +69,7 @@ struct CommConstants {
   std::vector<CommArchConstants> arch;             // sorted by min_sm
   int channel_duplication = 2;
   int nvls_channels = 16;
+  double nvls_measured_fraction = 1.0;             // measured NVLS busbw over NCCL's model figure
   double p2p_base_us = 8.4, p2p_nvlink_us = 3.4, p2p_pcie_us = 5.7, p2p_net_us = 14.0;
   double pcie_fallback_GBps = 24;
   nlohmann::json document;                         // the merged "constants" object, value+source per name

@@ -296,7 +296,8 @@ bool nvls_capable(const Fabric& fabric, const Setup& setup) {
 // NVLS bus bandwidth inside one node of the group's ranks per node (nccl-tests busbw), NCCL's formula.
 double nvls_bus_GBps(const Setup& setup) {
   const double channels = setup.constants->nvls_channels;
-  const double nvls_GBps = setup.intra_node_bus_GBps * setup.arch->nvls_efficiency * (channels - 1) / channels;
+  const double nvls_GBps = setup.intra_node_bus_GBps * setup.arch->nvls_efficiency * (channels - 1) / channels *
+                           setup.constants->nvls_measured_fraction;
   if (setup.collective == Collective::allreduce) return 2.0 * nvls_GBps;
   return nvls_GBps * static_cast<double>(setup.ranks_per_node - 1) / static_cast<double>(setup.ranks_per_node);
 }
