@@ -130,6 +130,9 @@ TEST(Properties, EstimatesAreFiniteAndPositive) {
     EXPECT_TRUE(std::isfinite(e.time.step_s) && e.time.step_s > 0) << r.model.name_or_path;
     for (const auto& [name, seconds] : e.time.breakdown) EXPECT_TRUE(std::isfinite(seconds) && seconds >= 0) << name;
     EXPECT_TRUE(e.throughput.mfu > 0 && e.throughput.mfu <= 1) << e.throughput.mfu;
+    // No step beats its FLOPs over the peak: the FLOPs it really runs, recomputation included (HFU).
+    EXPECT_LE(e.throughput.hfu, 1.0) << r.model.name_or_path;
+    EXPECT_TRUE(e.throughput.mfu_causal > 0 && e.throughput.mfu_causal <= e.throughput.mfu) << e.throughput.mfu_causal;
     EXPECT_GT(e.memory.per_gpu.total, 0);
     ++checked;
   }
