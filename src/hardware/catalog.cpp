@@ -177,7 +177,8 @@ GpuSpec parse_gpu(const std::string& name, const json& j, const std::string& ori
   g.source = e.source();
   g.field_sources = e.sources();
   if (g.best_published_mfu_causal > 0 && !g.field_sources.contains("best_published_mfu_causal"))
-    throw InputError(e.field("sources"), "no entry for best_published_mfu_causal", "the run best_published_mfu_causal comes from");
+    throw InputError(e.field("sources"), "no entry for best_published_mfu_causal",
+                     "the run best_published_mfu_causal comes from");
   return g;
 }
 

@@ -14,8 +14,9 @@ inline std::from_chars_result from_chars_double(const char* first, const char* l
 #if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
   return std::from_chars(first, last, value);
 #else
+  const char* digits = first != last && *first == '-' ? first + 1 : first;   // hexadecimal after a sign too
   const bool malformed = first == last || *first == ' ' || *first == '\t' || *first == '\n' || *first == '+' ||
-                         (last - first > 1 && first[0] == '0' && (first[1] == 'x' || first[1] == 'X'));
+                         (last - digits > 1 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'));
   if (malformed) return {first, std::errc::invalid_argument};
   const std::string text(first, last);   // strtod needs a terminated string
   char* end = nullptr;
