@@ -35,6 +35,8 @@ seed topo_fuzz "$ROOT"/tests/data/topo/*
 seed nvlink_fuzz "$ROOT"/tests/data/nvlink/* "$ROOT"/tests/data/topo/0[1-2]*
 seed rocm_fuzz "$ROOT"/tests/data/topo/2[01]*
 seed hf_config_fuzz "$ROOT"/tests/data/hf-configs/*/config.json
+seed launch_config_fuzz "$ROOT"/tests/data/frameworks/*/*.{sh,json,toml,py}
+seed launch_script_fuzz "$ROOT"/tests/data/frameworks/megatron/*.sh
 for t in "${targets[@]}"; do seed "$t" "$ROOT"/fuzz/corpus/"$t"/*; done
 
 mkdir -p "$BUILD/artifacts"

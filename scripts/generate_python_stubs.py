@@ -4,6 +4,7 @@ arguments each function takes. tests/python/test_stubs.py checks that the shippe
 
     PYTHONPATH=build/python python3 scripts/generate_python_stubs.py > python/gpuplan/__init__.pyi
 """
+import keyword
 import gpuplan._core as core
 
 TYPES = {
@@ -60,6 +61,7 @@ def signature(question, positional, extra):
     params.append("*")
     params += [f"{name}: {kind} = ..." for name, kind in extra.items()]
     for name, o in table.items():
+        name = name + "_" if keyword.iskeyword(name) else name   # from= is written from_= in Python
         if name in positional or (question == "topo" and name == "file"):
             continue
         params.append(f"{name}: {TYPES[kinds[o['kind']]]} | None = ...")

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential make cmake ninja-build pkg-config
-  nlohmann-json3-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang libclang-rt-14-dev clang-tidy
   python3 python3-dev python3-venv python3-torch python3-pytest python3-pybind11 pybind11-dev

@@ -36,7 +36,7 @@ constexpr double kDgxH100Ram = 2e12;
 constexpr double kDgxH100Nvme = 30.72e12;
 
 const std::string k405BOnOneNode =
-    "memory --model llama-3.1-405b --system dgx-h100 --gpus 8 --zero 3 --offload optimizer+params "
+    "memory --model llama-3.1-405b --system dgx-h100 --gpus 8 --framework deepspeed --zero 3 --offload optimizer+params "
     "--recompute full --seq-len 4096 --global-batch 64 ";
 
 nlohmann::json json_of(const std::string& args) {
@@ -110,14 +110,14 @@ TEST(OffloadHost, CapacitiesGivenOnTheCommandLineReplaceTheSystems) {
   EXPECT_FALSE(lists(j["does_not_fit"], "host memory"));
   // Without a system, the GPUs sharing the node are given: 4 GPUs x 913.17 GB = 3.65 TB of 4 TB fits.
   const auto four = json_of(
-      "memory --model llama-3.1-405b --gpus 8 --zero 3 --offload optimizer+params --recompute full --seq-len 4096 "
+      "memory --model llama-3.1-405b --gpus 8 --framework deepspeed --zero 3 --offload optimizer+params --recompute full --seq-len 4096 "
       "--global-batch 64 --host-memory 4TB --gpus-per-node 4");
   EXPECT_DOUBLE_EQ(four["host"]["needed_per_node"].get<double>(), 4 * kOffloadedPerGpu);
   EXPECT_EQ(four["host"]["fits"], true);
 }
 
 TEST(OffloadHost, HostCapacityNeedsItsUnitAndTheGpusSharingIt) {
-  const std::string base = "memory --model llama-3.1-8b --gpus 8 --zero 3 --offload optimizer ";
+  const std::string base = "memory --model llama-3.1-8b --gpus 8 --framework deepspeed --zero 3 --offload optimizer ";
   const auto no_unit = run_cli(base + "--host-memory 2");
   EXPECT_EQ(no_unit.status, 2);
   EXPECT_EQ(no_unit.err.find("gpuplan: error: --host-memory:"), 0u) << no_unit.err;
@@ -128,7 +128,7 @@ TEST(OffloadHost, HostCapacityNeedsItsUnitAndTheGpusSharingIt) {
 
 TEST(OffloadHost, EstimateNamesTheHostMemoryShortfall) {
   const auto j = json_of(
-      "estimate --model llama-3.1-405b --system dgx-h100 --nodes 1 --zero 3 --offload optimizer+params "
+      "estimate --model llama-3.1-405b --system dgx-h100 --nodes 1 --framework deepspeed --zero 3 --offload optimizer+params "
       "--recompute full --seq-len 4096 --global-batch 64");
   EXPECT_EQ(j["memory"]["fits"], false);
   EXPECT_TRUE(lists(j["memory"]["does_not_fit"], "host memory"));
@@ -137,7 +137,7 @@ TEST(OffloadHost, EstimateNamesTheHostMemoryShortfall) {
 
 TEST(OffloadHost, NvmeOffloadHasItsOwnTermPricedFromTheDrives) {
   const std::string args =
-      "estimate --model llama-3.1-405b --system dgx-h100 --nodes 1 --zero 3 --offload optimizer "
+      "estimate --model llama-3.1-405b --system dgx-h100 --nodes 1 --framework deepspeed --zero 3 --offload optimizer "
       "--recompute full --seq-len 4096 --global-batch 64";
   const auto cpu = json_of(args);
   EXPECT_EQ(cpu["time"]["breakdown"]["nvme_offload"], 0.0);
@@ -160,7 +160,7 @@ TEST(OffloadHost, NvmeOffloadHasItsOwnTermPricedFromTheDrives) {
 TEST(OffloadHost, NvmeOffloadNeedsTheDrivesRates) {
   // HGX is a baseboard: the catalog states no NVMe rates for it.
   const auto r = run_cli(
-      "estimate --model llama-3.1-8b --system hgx-h100 --nodes 1 --zero 3 --offload optimizer --offload-target nvme");
+      "estimate --model llama-3.1-8b --system hgx-h100 --nodes 1 --framework deepspeed --zero 3 --offload optimizer --offload-target nvme");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err.find("gpuplan: error: --offload-target: nvme;"), 0u) << r.err;
   EXPECT_NE(r.err.find("nvme_write_GBps"), std::string::npos) << r.err;
@@ -170,7 +170,7 @@ TEST(OffloadHost, PlanProposesOnlyLayoutsTheNodeHolds) {
   // With 1 TB of RAM per node no CPU offload of Llama-3.1-70B's states on one node fits (70.55e9 parameters x
   // 16 B of fp32 master, moments and gradients = 1.13 TB), so every plan that offloads keeps its states on NVMe.
   const auto j = json_of(
-      "plan --model llama-3.1-70b --system dgx-h100 --nodes 1 --seq-len 4096 --global-batch 32 --zero 3 "
+      "plan --model llama-3.1-70b --system dgx-h100 --nodes 1 --seq-len 4096 --global-batch 32 --framework deepspeed --zero 3 "
       "--host-memory 1TB --top 20 --threads 1");
   for (const auto& p : j["plans"]) {
     const auto& host = p["memory"]["host"];

@@ -66,8 +66,10 @@ TEST(ReadableOutput, MemoryNamesTheGpuItChecksAgainst) {
 }
 
 TEST(ReadableOutput, NoGroupIsAcrossNodesOnOneNode) {
-  // One DGX A100 node: every TP or CP group of the sensitivity lies inside its NVLink.
+  // One DGX A100 node: every TP or CP group of the sensitivity lies inside its NVLink. 405B fits one node only
+  // with its parameters offloaded, which DeepSpeed's ZeRO-Infinity does.
   api::PlanRequest r;
+  r.training.framework = "deepspeed";
   r.model.name_or_path = "llama-3.1-405b";
   r.cluster.system = "dgx-a100";
   r.cluster.nodes = 1;

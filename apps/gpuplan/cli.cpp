@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/version.hpp"
 
 namespace gpuplan::cli {
 
@@ -16,7 +17,7 @@ Outcome run_command_line(const std::vector<std::string>& args) {
                "Run 'gpuplan <command> --help' for the options of a command."};
   app.require_subcommand(1);
   app.fallthrough(false);
-  app.set_version_flag("--version", "gpuplan 0.1.0");
+  app.set_version_flag("--version", "gpuplan " + std::string(kVersion));
   Outcome outcome;
   add_commands(app, outcome.out);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the arguments last first

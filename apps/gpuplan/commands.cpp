@@ -90,15 +90,15 @@ std::string run(const Command& c, const nlohmann::json& flags, bool json, bool e
       return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::memory: {
-      const auto r = api::answer(api::from_json<api::MemoryRequest>(flags));
+      const auto r = api::answer(api::from_json<api::MemoryRequest>(api::with_launch_file(flags)));
       return json ? json_text(api::to_json(r)) : api::to_text(r, explain);
     }
     case Question::estimate: {
-      const auto r = api::answer(api::from_json<api::EstimateRequest>(flags));
+      const auto r = api::answer(api::from_json<api::EstimateRequest>(api::with_launch_file(flags)));
       return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::plan: {
-      const auto r = api::answer(api::from_json<api::PlanRequest>(flags), progress_bar());
+      const auto r = api::answer(api::from_json<api::PlanRequest>(api::with_launch_file(flags)), progress_bar());
       return json ? json_text(api::to_json(r)) : api::to_text(r);
     }
     case Question::comm: {

@@ -49,6 +49,11 @@ void load_files(CalibrateRequest& request);
 void load_files(TopoRequest& request);
 void load_files(CatalogRequest& request);
 void load_files(SizeRequest& request);
+// A request as JSON with its launch file (`from`, flat or under `launch`) read into it, for from_json to apply
+// beneath the options given beside it. Call it before from_json; load_files comes too late for this one file.
+nlohmann::json with_launch_file(const nlohmann::json& request);
+// Writes the launch files of a result into `folder` (created when missing); returns the paths written.
+std::vector<std::string> write_launch_files(const std::vector<LaunchFileReport>& files, const std::string& folder);
 
 // The questions answered with what only a host can do: the request's files read, the NVIDIA driver asked for
 // the topology when none is given, the calibration written where `out` says, the search's workers on threads.

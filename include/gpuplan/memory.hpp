@@ -20,6 +20,9 @@ enum class OffloadTarget { cpu, nvme };
 enum class PpSchedule { one_f_one_b, interleaved };
 enum class Attention { eager, flash };
 enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and buffers are counted
+// The training framework that runs the job: which layouts it accepts (src/framework/rules.cpp), how it shards and
+// prefetches ZeRO-3 parameters, and which launch configuration gpuplan reads and writes.
+enum class Framework { megatron, deepspeed, torchtitan, nemo };
 // How the loss is computed from the output layer (docs/memory.md, "The loss"):
 //   unfused       Megatron-LM's default: the 16-bit logits are upcast and an fp32 softmax is kept for backward
 //   fused_te      --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: the 16-bit logits are kept and the
@@ -79,6 +82,7 @@ struct Layout {
   PpSchedule schedule = PpSchedule::one_f_one_b;
   Attention attention = Attention::flash;
   Impl impl = Impl::megatron;
+  Framework framework = Framework::megatron;
   std::int64_t first_stage_layers = -1; // uneven split: layers on the first / last stage (-1: even)
   std::int64_t last_stage_layers = -1;
 };
@@ -94,6 +98,8 @@ struct Overheads {
   double nvme_param_buffer_elements = 0;  // offload_param.buffer_size (elements of 16-bit parameters)
   double nvme_optimizer_buffer_count = 0; // offload_optimizer.buffer_count
   double optimizer_sub_group_elements = 0;  // zero_optimization.sub_group_size (fp32 elements per swap buffer)
+  double zero3_prefetch_elements = 0;   // DeepSpeed stage3_prefetch_bucket_size
+  double zero3_max_live_elements = 0;   // DeepSpeed stage3_max_live_parameters
 };
 Overheads default_overheads();
 
@@ -122,6 +128,7 @@ struct MemoryInputs {
   bool gpu_assumed = false;             // the default GPU: none was named
   double memory_margin = kDefaultMemoryMargin;  // fraction of capacity kept free: fits means <= usable_memory()
   NodeStorage node;                     // host memory and NVMe of a node (unknown: no host or NVMe check)
+  std::vector<std::string> framework_rewrites;  // values layout.framework changed on its own, with their sources
 };
 
 // What a job may use of a GPU: capacity less the margin, rounded down to a byte. One rule for every question.

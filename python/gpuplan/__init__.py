@@ -11,6 +11,7 @@ arguments are the options of ``gpuplan <question>`` on the command line in snake
 
 Bad input raises :class:`gpuplan.InputError` (a ValueError) naming the option, the value and what is accepted.
 """
+import keyword
 import os
 
 from . import _core
@@ -50,8 +51,13 @@ def _value(value):
     return value
 
 
+def _option(name):
+    # A keyword argument named as a Python keyword takes a trailing underscore: from_="train.sh" is --from.
+    return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
+
+
 def _answer(question, options, progress=None):
-    request = {name: _value(value) for name, value in options.items() if value is not None}
+    request = {_option(name): _value(value) for name, value in options.items() if value is not None}
     return Result(_core.answer(question, request, progress))
 
 

@@ -15,6 +15,7 @@ constexpr std::string_view kTiming = "Step time";
 constexpr std::string_view kOutput = "Output";
 constexpr std::string_view kCollective = "Collective";
 constexpr std::string_view kWhat = "What to list";
+constexpr std::string_view kFrameworkGroup = "Framework and launch files";
 
 constexpr Bounds kAtLeastOne{.minimum = 1};
 constexpr Bounds kAtLeastZero{.minimum = 0};
@@ -101,6 +102,27 @@ void add_loss(FieldList& f, TrainingOptions& t) {
         "MoE: Megatron's --moe-pad-expert-input-to-capacity, every expert gets its full capacity", kTraining);
 }
 
+// The framework that runs the job, and the launch configurations read and written (docs/frameworks.md).
+void add_framework(FieldList& f, TrainingOptions& t) {
+  f.add(&t.framework, "framework", "training.framework",
+        "Training framework: megatron|deepspeed|torchtitan|nemo: only layouts it runs, its memory behaviour, and "
+        "its rules checked (default megatron; a --from file sets its own)",
+        kFrameworkGroup, "NAME");
+}
+
+void add_launch(FieldList& f, LaunchOptions& l, bool writes) {
+  f.add(&l.from, "from", "launch.from",
+        "Start from a launch configuration: a Megatron-LM launch script, a DeepSpeed ds_config.json, a torchtitan "
+        "TOML or a NeMo recipe / override list; options given beside it win",
+        kFrameworkGroup, "FILE");
+  if (!writes) return;
+  f.add(&l.emit, "emit", "launch.emit",
+        "Write the launch files of the layout for this framework: megatron|deepspeed|torchtitan|nemo", kFrameworkGroup,
+        "NAME");
+  f.add(&l.out, "out", "launch.out", "Folder to write the --emit files to (default: print them)", kFrameworkGroup,
+        "DIR");
+}
+
 // The training options of memory and estimate (plan takes the subset in add_plan_training).
 void add_training(FieldList& f, TrainingOptions& t) {
   f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining, kSequence);
@@ -140,6 +162,8 @@ void add_layout(FieldList& f, LayoutOptions& l) {
   f.add(&l.dp, "dp", "layout.dp", "Data-parallel degree (default: gpus / (tp x pp x cp))", kLayout, kGpuCount);
   f.add(&l.sequence_parallel, "sequence_parallel", "layout.sequence_parallel", "Megatron sequence parallelism with TP",
         kLayout);
+  f.add_negated(&l.sequence_parallel, "no_sequence_parallel", "layout.sequence_parallel",
+                "No sequence parallelism (where a --from file turns it on)", kLayout);
   f.add(&l.zero, "zero", "layout.zero",
         "ZeRO stage 0-3 (1 = Megatron distributed optimizer, 3 = FSDP full shard; default 0)",
         kLayout, Bounds{.minimum = 0, .maximum = 3});
@@ -157,7 +181,8 @@ void add_layout(FieldList& f, LayoutOptions& l) {
         "Attention kernel: eager|flash; flash keeps no s x s scores (default flash)", kLayout, "NAME");
   f.add(&l.impl, "impl", "layout.impl",
         "Whose saved tensors to count: megatron (Megatron-Core with Transformer Engine), torch-nn (PyTorch "
-        "nn.TransformerEncoderLayer), hf (Hugging Face transformers) (default megatron)",
+        "nn.TransformerEncoderLayer), hf (Hugging Face transformers modules, as DeepSpeed and torchtitan train) "
+        "(default: hf with --framework deepspeed, else megatron; torchtitan without Transformer Engine's buffers)",
         kLayout, "NAME");
   f.add(&l.first_stage_layers, "first_stage_layers", "layout.first_stage_layers",
         "Uneven pipeline split: layers on the first stage (Megatron's --decoder-first-pipeline-num-layers)", kLayout,
@@ -223,8 +248,13 @@ constexpr std::string_view kClusterTopology =
 void add_timing(FieldList& f, TimingOptions& t) {
   f.add(&t.tp_overlap, "tp_overlap", "timing.tp_overlap", "Tensor-parallel communication overlapped with GEMMs",
         kTiming);
+  f.add_negated(&t.tp_overlap, "no_tp_overlap", "timing.tp_overlap",
+                "No tensor-parallel communication overlap (where a --from file turns it on)", kTiming);
   f.add_negated(&t.dp_overlap, "no_dp_overlap", "timing.dp_overlap",
                 "Gradient reduction after the backward pass (no bucketed overlap)", kTiming);
+  f.add(&t.dp_overlap, "dp_overlap", "timing.dp_overlap",
+        "Gradient reduction overlapped with the backward pass (the default; where a --from file turns it off)",
+        kTiming);
   f.add(&t.order, "order", "timing.order", "Rank placement, innermost first (default tp-cp-ep-dp-pp, Megatron-LM's)",
         kTiming, "ORDER");
   f.add(&t.perf, "perf", "timing.perf", "Compute-model constants overriding data/perf.json (repeatable)", kTiming,
@@ -312,6 +342,8 @@ FieldList fields_of(MemoryRequest& r) {
         "COUNT");
   add_training(f, r.training);
   add_layout(f, r.layout);
+  add_framework(f, r.training);
+  add_launch(f, r.launch, false);
   add_hardware(f, r.hardware);
   add_node_storage(f, r.hardware);
   f.add(&r.system, "system", "cluster.system",
@@ -335,6 +367,8 @@ FieldList fields_of(EstimateRequest& r) {
         kModelGroup, "COUNT");
   add_training(f, r.training);
   add_layout(f, r.layout);
+  add_framework(f, r.training);
+  add_launch(f, r.launch, true);
   add_hardware(f, r.hardware);
   add_node_storage(f, r.hardware);
   add_cluster(f, r.cluster, kClusterTopology);
@@ -359,6 +393,8 @@ FieldList fields_of(PlanRequest& r) {
   add_node_storage(f, r.hardware);
   add_search(f, r.space);
   add_ranking(f, r.ranking);
+  add_framework(f, r.training);
+  add_launch(f, r.launch, true);
   return f;
 }
 

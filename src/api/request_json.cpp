@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "api/fields.hpp"
+#include "api/launch_request.hpp"
 
 namespace gpuplan::api {
 
@@ -35,10 +36,16 @@ const std::vector<OptionInfo>& options_table(Question q) {
   return tables[static_cast<std::size_t>(q)];
 }
 
+// The request's launch file first (when it has one), then what was given: given options win over the file's.
 template <typename Request>
-Request request_from(const nlohmann::json& json) {
+Request request_from(const nlohmann::json& json, std::optional<Question> question = std::nullopt) {
   Request request;
-  detail::read_fields(detail::fields_of(request), json);
+  const detail::FieldList fields = detail::fields_of(request);
+  if (question) {
+    const nlohmann::json from_file = detail::launch_options(*question, json);
+    if (!from_file.empty()) detail::read_fields(fields, from_file);
+  }
+  detail::read_fields(fields, json);
   return request;
 }
 
@@ -90,11 +97,15 @@ std::string rename_fields(Question question, std::string_view field,
 }
 
 template <> ModelRequest from_json<ModelRequest>(const nlohmann::json& j) { return request_from<ModelRequest>(j); }
-template <> MemoryRequest from_json<MemoryRequest>(const nlohmann::json& j) { return request_from<MemoryRequest>(j); }
-template <> EstimateRequest from_json<EstimateRequest>(const nlohmann::json& j) {
-  return request_from<EstimateRequest>(j);
+template <> MemoryRequest from_json<MemoryRequest>(const nlohmann::json& j) {
+  return request_from<MemoryRequest>(j, Question::memory);
 }
-template <> PlanRequest from_json<PlanRequest>(const nlohmann::json& j) { return request_from<PlanRequest>(j); }
+template <> EstimateRequest from_json<EstimateRequest>(const nlohmann::json& j) {
+  return request_from<EstimateRequest>(j, Question::estimate);
+}
+template <> PlanRequest from_json<PlanRequest>(const nlohmann::json& j) {
+  return request_from<PlanRequest>(j, Question::plan);
+}
 template <> CommRequest from_json<CommRequest>(const nlohmann::json& j) { return request_from<CommRequest>(j); }
 template <> CalibrateRequest from_json<CalibrateRequest>(const nlohmann::json& j) {
   return request_from<CalibrateRequest>(j);

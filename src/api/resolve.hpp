@@ -37,6 +37,8 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
                                    const LayoutOptions& layout, const HardwareOptions& hardware,
                                    const HardwareCatalog& catalog);
 TrainingConfig resolve_training(const TrainingOptions& training);
+// The saved-tensor accounting a framework's modules follow when --impl does not say.
+Impl default_impl(Framework framework);
 
 // One node's host memory and NVMe: the system's (null: none), with gpus_per_node GPUs (0: the system's), then
 // hardware.host_memory and hardware.nvme_capacity in their place when given. InputError when a capacity is given

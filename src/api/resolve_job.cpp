@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "api/resolve.hpp"
+#include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
 #include "util/choices.hpp"
@@ -44,6 +45,14 @@ std::int64_t release(const std::string& given, const char* field, std::int64_t o
 }
 
 }  // namespace
+
+Impl default_impl(Framework framework) {
+  // DeepSpeed trains Hugging Face modules (AutoTP splits their Linear weights only): the hf accounting. torchtitan's
+  // modules are plain PyTorch, but its tensor parallelism shards as Megatron's does (column/row-wise Linears,
+  // the sequence between blocks, the loss over the vocabulary): Megatron-Core's accounting, without Transformer
+  // Engine's buffers (stage_params.cpp). NeMo runs Megatron-Core.
+  return framework == Framework::deepspeed ? Impl::hf : Impl::megatron;
+}
 
 TrainingConfig resolve_training(const TrainingOptions& t) {
   TrainingConfig c;
@@ -97,7 +106,7 @@ Layout resolve_layout_options(const LayoutOptions& o) {
   l.offload_target = choices::parse(choices::kOffloadTarget, o.offload_target, "layout.offload_target");
   l.schedule = choices::parse(choices::kPpSchedule, o.pp_schedule, "layout.pp_schedule");
   l.attention = choices::parse(choices::kAttention, o.attention, "layout.attention");
-  l.impl = choices::parse(choices::kImpl, o.impl, "layout.impl");
+  if (o.impl) l.impl = choices::parse(choices::kImpl, *o.impl, "layout.impl");
   l.first_stage_layers = o.first_stage_layers.value_or(-1);
   l.last_stage_layers = o.last_stage_layers.value_or(-1);
   return l;
@@ -175,7 +184,11 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
     in.gpu = hardware.gpu.value_or(std::string(kDefaultGpu));
     in.gpu_assumed = !hardware.gpu;
   }
-  resolve_layout(in);  // reports layout errors before any estimate
+  in.layout.framework = choices::parse(choices::kFramework, training.framework, "training.framework");
+  if (!layout.impl) in.layout.impl = default_impl(in.layout.framework);
+  in.framework_rewrites = framework::apply_rewrites(in.layout.framework, in.layout);
+  const Layout resolved = resolve_layout(in);  // reports layout errors before any estimate
+  framework::check_job({in.model ? &*in.model : nullptr, &in.training, &resolved});
   return in;
 }
 

@@ -71,6 +71,12 @@ GPUPLAN_MEMBERS(SuggestionReport, member("change", &T::change), member("descript
                 member("extra_compute_fraction", &T::extra_compute_fraction),
                 member("extra_comm_bytes_per_step", &T::extra_comm_bytes_per_step),
                 member("extra_gpus", &T::extra_gpus), member("cost", &T::cost));
+GPUPLAN_MEMBERS(FrameworkReport, member("name", &T::name), member("release", &T::release),
+                member("rewrites", &T::rewrites));
+GPUPLAN_MEMBERS(LaunchReadReport, member("file", &T::file), member("format", &T::format),
+                member("framework", &T::framework), member("understood", &T::understood),
+                member("not_understood", &T::not_understood), member("issues", &T::issues));
+GPUPLAN_MEMBERS(LaunchFileReport, member("name", &T::name), member("text", &T::text));
 GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T::host), member("nvme", &T::nvme),
                 member("capacity", &T::capacity), member("usable", &T::usable),
                 member("memory_margin", &T::memory_margin), member("headroom", &T::headroom), member("gpu", &T::gpu),
@@ -79,7 +85,8 @@ GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T:
                 member("vocab_padded", &T::vocab_padded), member("layout", &T::layout),
                 member("training", &T::training), member("stages", &T::stages),
                 member("does_not_fit", &T::does_not_fit), member("node", &T::node),
-                member("suggestions", &T::suggestions), member("warnings", &T::warnings));
+                member("suggestions", &T::suggestions), member("warnings", &T::warnings),
+                member("framework", &T::framework), member("launch_config", &T::launch_config));
 
 // gpuplan estimate and plan
 GPUPLAN_MEMBERS(TimeReport, member("step_s", &T::step_s), member("breakdown", &T::breakdown));
@@ -95,7 +102,8 @@ GPUPLAN_MEMBERS(ClusterReport, member("origin", &T::origin), member("gpu", &T::g
                 member("perf_constants", &T::perf_constants), member("comm_calibration", &T::comm_calibration),
                 member("gemm_efficiency_source", &T::gemm_efficiency_source));
 GPUPLAN_MEMBERS(EstimateResult, member("time", &T::time), member("throughput", &T::throughput),
-                member("memory", &T::memory), member("cluster", &T::cluster));
+                member("memory", &T::memory), member("cluster", &T::cluster),
+                member("launch_files", &T::launch_files), member("launch_written", &T::launch_written));
 GPUPLAN_MEMBERS(PlanLayout, member("gpus", &T::gpus), member("tp", &T::tp), member("pp", &T::pp),
                 member("vpp", &T::vpp), member("cp", &T::cp), member("ep", &T::ep), member("etp", &T::etp),
                 member("dp", &T::dp), member("micro_batch", &T::micro_batch), member("microbatches", &T::microbatches),
@@ -115,12 +123,16 @@ GPUPLAN_MEMBERS(PlanJob, member("model", &T::model), member("cluster", &T::clust
                 member("objective", &T::objective), member("gpus", &T::gpus), member("seq_len", &T::seq_len),
                 member("global_batch", &T::global_batch), member("capacity_bytes", &T::capacity_bytes),
                 member("offload_searched", &T::offload_searched), member("warnings", &T::warnings));
+GPUPLAN_MEMBERS(PlanBaseline, member("step_s", &T::step_s), member("memory_bytes", &T::memory_bytes),
+                member("fits", &T::fits), member("speedup", &T::speedup), member("note", &T::note));
 GPUPLAN_MEMBERS(PlanResult, member("job", &T::job), member("plans", &T::plans), member("space", &T::space),
                 member("evaluated", &T::evaluated), member("feasible", &T::feasible),
                 member("pruned_by_memory", &T::pruned_by_memory), member("pruned_by_time", &T::pruned_by_time),
                 member("search_seconds", &T::search_seconds), member("memory_margin", &T::memory_margin),
                 member("why_winner", &T::why_winner), member("sensitivity", &T::sensitivity),
-                member("near_misses", &T::near_misses));
+                member("near_misses", &T::near_misses), member("launch_config", &T::launch_config),
+                member("baseline", &T::baseline),
+                member("launch_files", &T::launch_files), member("launch_written", &T::launch_written));
 
 // gpuplan size
 GPUPLAN_MEMBERS(SizePoint, member("system", &T::system), member("nodes", &T::nodes), member("gpus", &T::gpus),

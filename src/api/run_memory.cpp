@@ -7,7 +7,9 @@
 
 #include "api/builders.hpp"
 #include "api/fields.hpp"
+#include "api/launch_results.hpp"
 #include "api/resolve.hpp"
+#include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::api {
@@ -26,7 +28,9 @@ MemoryResult run(const MemoryRequest& r) {
     in.gpu_assumed = false;
   }
   in.node = detail::resolve_node_storage(system, r.gpus_per_node.value_or(0), r.hardware);
-  return detail::memory_result(in, r.all_stages);
+  MemoryResult result = detail::memory_result(in, r.all_stages);
+  result.launch_config = detail::launch_report(r.launch);
+  return result;
 }
 
 namespace {
@@ -110,11 +114,17 @@ EstimateResult run(const EstimateRequest& r) {
   EstimateResult out;
   std::vector<std::string> warnings;
   const EstimateInputs in = estimate_inputs(r, out.cluster, warnings);
+  const Layout layout = resolve_layout(in.memory);
+  framework::check_job({in.memory.model ? &*in.memory.model : nullptr, &in.memory.training, &layout, in.time.tp_overlap});
   const StepEstimate e = estimate_step(in);
   out.time = detail::time_report(e);
   out.throughput = detail::throughput_report(e, in.gpu);
   out.memory = detail::memory_result(in.memory, r.all_stages);
   out.memory.warnings.insert(out.memory.warnings.begin(), warnings.begin(), warnings.end());
+  out.memory.launch_config = detail::launch_report(r.launch);
+  if (r.launch.emit && !in.memory.model) throw InputError("launch.emit", "with params", "a model (launch files describe it)");
+  out.launch_files = detail::launch_files(
+      r.launch, {r.model.name_or_path, in.memory, in.time, in.fabric.gpus_per_node, e.step_s, out.memory.per_gpu.total});
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "api/builders.hpp"
 #include "api/fields.hpp"
+#include "api/launch_results.hpp"
 #include "api/plan_setup.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
@@ -63,6 +64,8 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
                      r.training.global_batch ? std::to_string(*r.training.global_batch) : "(none)",
                      "a global batch in sequences (required)");
   in.base.training = detail::resolve_training(r.training);
+  in.base.layout.framework = choices::parse(choices::kFramework, r.training.framework, "training.framework");
+  in.base.layout.impl = detail::default_impl(in.base.layout.framework);
   in.base.overheads = default_overheads();
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
@@ -98,7 +101,9 @@ namespace {
 // The model, as options of `gpuplan estimate`.
 std::string model_flags(const PlanRequest& r) {
   const ModelOverrides& o = r.overrides;
-  std::string s = "--model " + gpuplan::detail::shell_quote(r.model.name_or_path);
+  // A model a launch file builds has no name to give: the file itself names it.
+  std::string s = r.launch.from ? "--from " + gpuplan::detail::shell_quote(r.launch.from->path)
+                                : "--model " + gpuplan::detail::shell_quote(r.model.name_or_path);
   for (const auto& [flag, v] : {std::pair{"--layers", o.layers}, {"--hidden", o.hidden}, {"--heads", o.heads},
                                 {"--kv-heads", o.kv_heads}, {"--head-dim", o.head_dim}, {"--ffn-hidden", o.ffn_hidden},
                                 {"--vocab", o.vocab}, {"--max-positions", o.max_positions}, {"--experts", o.experts},
@@ -143,13 +148,29 @@ std::string training_flags(const TrainingOptions& t, const TrainingConfig& resol
   if (t.moe_imbalance != defaults.moe_imbalance) flags += fmt::format(" --moe-imbalance {}", t.moe_imbalance);
   if (t.moe_capacity_factor) flags += fmt::format(" --moe-capacity-factor {}", *t.moe_capacity_factor);
   if (t.moe_pad_to_capacity) flags += " --moe-pad-to-capacity";
+  if (t.framework != defaults.framework) flags += " --framework " + t.framework;
   return flags;
 }
 
+// With --from, what the plan leaves at its default is stated too, so that the file's own choices do not return.
+std::string explicit_defaults(const PlanRequest& r, const Plan& p) {
+  if (!r.launch.from) return {};
+  const Layout& l = p.layout;
+  std::string s;
+  if (l.vpp <= 1) s += " --vpp 1";
+  if (l.cp <= 1) s += " --cp 1";
+  if (l.ep <= 1) s += " --ep 1";
+  if (!l.sequence_parallel) s += " --no-sequence-parallel";
+  if (!p.tp_overlap) s += " --no-tp-overlap";
+  if (l.recompute == Recompute::none) s += " --recompute none";
+  if (l.offload == Offload::none) s += " --offload none";
+  return s + " --dp-overlap";
+}
+
 std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p) {
-  return fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}{} {}", model_flags(r),
+  return fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}{} {}{}", model_flags(r),
                      hardware_flags(r, job), r.training.seq_len, r.training.global_batch.value_or(0),
-                     training_flags(r.training, job.inputs.base.training), layout_flags(p));
+                     training_flags(r.training, job.inputs.base.training), layout_flags(p), explicit_defaults(r, p));
 }
 
 PlanLayout plan_layout(const Plan& p, const Layout& l) {
@@ -186,6 +207,33 @@ PlanJob job_summary(const PlanRequest& r, const Job& job) {
                  detail::job_warnings(in.base)};
 }
 
+// The launch file's own layout, estimated for the same job on the same cluster as the search.
+PlanBaseline baseline_of(const PlanRequest& r, const PlanResult& found) {
+  nlohmann::json e = {{"from", {{"path", r.launch.from->path}, {"text", r.launch.from->text.value_or("")}}},
+                      {"seq_len", r.training.seq_len}};
+  if (r.training.global_batch) e["global_batch"] = *r.training.global_batch;
+  if (r.cluster.system) e["system"] = *r.cluster.system;
+  if (r.cluster.nodes) e["nodes"] = *r.cluster.nodes;
+  if (r.cluster.topology) e["topology"] = {{"path", r.cluster.topology->path}, {"text", r.cluster.topology->text.value_or("")}};
+  if (r.hardware.gpu) e["gpu"] = *r.hardware.gpu;
+  if (r.hardware.gpu_memory) e["gpu_memory"] = *r.hardware.gpu_memory;
+  if (r.gpus) e["gpus"] = *r.gpus;
+  if (r.model.config) e["model"] = {{"name_or_path", r.model.name_or_path}, {"config", *r.model.config}};
+  else e["model"] = r.model.name_or_path;
+  PlanBaseline b;
+  try {
+    const EstimateResult estimate = run(from_json<EstimateRequest>(e));
+    b.step_s = estimate.time.step_s;
+    b.memory_bytes = estimate.memory.per_gpu.total;
+    b.fits = estimate.memory.fits;
+    if (!found.plans.empty() && found.plans.front().time.step_s > 0)
+      b.speedup = estimate.time.step_s / found.plans.front().time.step_s;
+  } catch (const InputError& error) {
+    b.note = error.what();
+  }
+  return b;
+}
+
 }  // namespace
 
 PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
@@ -209,6 +257,15 @@ PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRu
     PlanReport miss = detail::plan_report(r, job, p);
     miss.lacks_bytes = p.memory_bytes - p.usable_bytes;
     out.near_misses.push_back(std::move(miss));
+  }
+  out.launch_config = detail::launch_report(r.launch);
+  if (r.launch.from) out.baseline = baseline_of(r, out);
+  if (r.launch.emit && !found.plans.empty()) {
+    const Plan& best = found.plans.front();
+    const EstimateInputs est = plan_estimate_inputs(job.inputs, best);
+    out.launch_files = detail::launch_files(r.launch, {r.model.name_or_path, est.memory, est.time,
+                                                       job.inputs.fabric.gpus_per_node, best.time.step_s,
+                                                       out.plans.front().memory.per_gpu.total});
   }
   return out;
 }

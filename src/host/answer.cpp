@@ -16,13 +16,22 @@ Request loaded(Request request) {
 
 ModelResult answer(ModelRequest r) { return run(loaded(std::move(r))); }
 MemoryResult answer(MemoryRequest r) { return run(loaded(std::move(r))); }
-EstimateResult answer(EstimateRequest r) { return run(loaded(std::move(r))); }
+
+EstimateResult answer(EstimateRequest r) {
+  const std::optional<std::string> out = r.launch.out;
+  EstimateResult result = run(loaded(std::move(r)));
+  if (out && result.launch_files) result.launch_written = write_launch_files(*result.launch_files, *out);
+  return result;
+}
 CommResult answer(CommRequest r) { return run(loaded(std::move(r))); }
 CatalogResult answer(CatalogRequest r) { return run(loaded(std::move(r))); }
 
 PlanResult answer(PlanRequest r, ProgressCallback progress) {
   const ThreadRunner threads;
-  return run(loaded(std::move(r)), std::move(progress), &threads);
+  const std::optional<std::string> out = r.launch.out;
+  PlanResult result = run(loaded(std::move(r)), std::move(progress), &threads);
+  if (out && result.launch_files) result.launch_written = write_launch_files(*result.launch_files, *out);
+  return result;
 }
 
 SizeResult answer(SizeRequest r, ProgressCallback progress) {
@@ -52,7 +61,8 @@ TopoResult answer(TopoRequest r) {
   return run(r);
 }
 
-nlohmann::ordered_json answer_json(Question question, const nlohmann::json& request, ProgressCallback progress) {
+nlohmann::ordered_json answer_json(Question question, const nlohmann::json& given, ProgressCallback progress) {
+  const nlohmann::json request = with_launch_file(given);
   switch (question) {
     case Question::model: return to_json(answer(from_json<ModelRequest>(request)));
     case Question::memory: return to_json(answer(from_json<MemoryRequest>(request)));

@@ -49,6 +49,38 @@ void load_fields(const detail::FieldList& fields) {
 
 }  // namespace
 
+nlohmann::json with_launch_file(const nlohmann::json& request) {
+  if (!request.is_object()) return request;
+  nlohmann::json out = request;
+  nlohmann::json* from = nullptr;
+  if (out.contains("from")) from = &out["from"];
+  else if (out.contains("launch") && out["launch"].is_object() && out["launch"].contains("from")) from = &out["launch"]["from"];
+  if (from == nullptr) return out;
+  if (from->is_string()) {
+    const std::string path = from->get<std::string>();
+    *from = {{"path", path}, {"text", read_text_file(path, "launch.from")}};
+  } else if (from->is_object() && from->contains("path") && !from->contains("text") && (*from)["path"].is_string()) {
+    (*from)["text"] = read_text_file((*from)["path"].get<std::string>(), "launch.from");
+  }
+  return out;
+}
+
+std::vector<std::string> write_launch_files(const std::vector<LaunchFileReport>& files, const std::string& folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) throw InputError("launch.out", "'" + folder + "' (" + ec.message() + ")", "a folder that can be created");
+  std::vector<std::string> written;
+  for (const LaunchFileReport& file : files) {
+    const std::string path = (std::filesystem::path(folder) / file.name).string();
+    write_text_file(path, file.text, "launch.out");
+    if (file.name.size() > 3 && file.name.compare(file.name.size() - 3, 3, ".sh") == 0)
+      std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec,
+                                   std::filesystem::perm_options::add, ec);
+    written.push_back(path);
+  }
+  return written;
+}
+
 void load_files(ModelRequest& r) { load_fields(detail::fields_of(r)); }
 void load_files(MemoryRequest& r) { load_fields(detail::fields_of(r)); }
 void load_files(EstimateRequest& r) { load_fields(detail::fields_of(r)); }

@@ -113,6 +113,7 @@ const std::map<std::string, Reader>& readers() {
       {"smollm3", detail::read_llama_like},
       {"deepseek_v2", detail::read_deepseek},
       {"deepseek_v3", detail::read_deepseek},
+      {"megatron", [](const auto& r, const auto&, auto& m) { detail::read_megatron_args(r, m); }},
   };
   return table;
 }

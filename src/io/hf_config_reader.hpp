@@ -45,5 +45,7 @@ void read_bloom(const HfConfigReader& r, ModelConfig& m);
 void read_opt(const HfConfigReader& r, ModelConfig& m);
 void read_llama_like(const HfConfigReader& r, const std::string& type, ModelConfig& m);
 void read_deepseek(const HfConfigReader& r, const std::string& type, ModelConfig& m);
+// Megatron-LM's argument names (model_type "megatron"), as the launch-script reader writes them.
+void read_megatron_args(const HfConfigReader& r, ModelConfig& m);
 
 }  // namespace gpuplan::detail

@@ -43,6 +43,7 @@ struct StageParams {
   double dense = 0;            // sharded over the data-parallel x context-parallel group
   double expert = 0;           // sharded over the expert-data-parallel group
   double largest_layer = 0;    // one layer's parameters on this rank (ZeRO-3 gather unit)
+  double largest_weight = 0;   // the largest single weight matrix of a layer on this rank (DeepSpeed's gather unit)
   double embedding = 0;        // embedding or output-layer parameters on this rank
   double wgrad_buffer_elements = 0;  // Transformer Engine's cached weight-gradient buffers (megatron, TE 2.3+)
   double wgrad_dummy_elements = 0;   // before TE 2.3: the largest dummy weight gradient, alive during a backward

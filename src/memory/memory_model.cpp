@@ -35,7 +35,7 @@ int count_communicators(const Layout& l, const ModelConfig* m) {
 
 bool same_parameters(const StageParams& a, const StageParams& b) {
   return a.layers == b.layers && a.moe_layers == b.moe_layers && a.dense == b.dense && a.expert == b.expert &&
-         a.largest_layer == b.largest_layer && a.embedding == b.embedding && a.first == b.first && a.last == b.last;
+         a.largest_layer == b.largest_layer && a.largest_weight == b.largest_weight && a.embedding == b.embedding && a.first == b.first && a.last == b.last;
 }
 
 }  // namespace

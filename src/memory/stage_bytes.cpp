@@ -189,10 +189,21 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
     comm.add("expert all-to-all send buffer", acts.expert_dispatch_buffer, "Megatron-Core MoE alltoall dispatcher");
   const StateBytesPerParam& sb = job_->state_bytes;
   const double params_local = sp.dense + sp.expert;
-  if (v.zero == 3) {
+  if (v.zero == 3 && l.framework == Framework::deepspeed) {
+    // DeepSpeed gathers module by module: the module running plus stage3_prefetch_bucket_size elements fetched
+    // ahead (at most stage3_max_live_parameters); gradients are reduced per module too.
+    const double module = std::max(sp.largest_weight, sp.embedding);
+    const Overheads& o = job_->inputs->overheads;
+    comm.add("ZeRO-3 gathered parameters (current module + stage3_prefetch_bucket_size elements)",
+             std::min(module + o.zero3_prefetch_elements, o.zero3_max_live_elements) * sb.weights,
+             "DeepSpeed stage3_prefetch_bucket_size and stage3_max_live_parameters defaults (zero/config.py)");
+    comm.add("ZeRO-3 unsharded gradients of one module before reduce-scatter", module * sb.gradients,
+             "DeepSpeed stage 3 reduces each module's gradients as its backward ends");
+  } else if (v.zero == 3) {
+    // FSDP2 (torchtitan) and Megatron-FSDP gather a whole layer, and the next one ahead of its use.
     const double unit = std::max(sp.largest_layer, sp.embedding);
-    comm.add("ZeRO-3 gathered parameters (current and prefetched unit)", 2.0 * unit * sb.weights,
-             "DeepSpeed stage3 live parameters; FSDP prefetch");
+    comm.add("ZeRO-3 gathered parameters (current and prefetched layer)", 2.0 * unit * sb.weights,
+             "FSDP2 forward/backward prefetch of one module; Megatron-FSDP double buffer");
     comm.add("ZeRO-3 unsharded gradients of one unit before reduce-scatter", unit * sb.gradients,
              "DeepSpeed estimate_zero3_model_states_mem_needs (4 x largest layer)");
   } else if (!megatron && dense_sharding_ > 1) {

@@ -51,8 +51,10 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
         const auto [begin, end] = split.chunk(static_cast<std::int64_t>(i), chunk);
         for (std::int64_t layer = begin; layer < end; ++layer) sp.moe_layers += m.is_moe_layer(layer) ? 1 : 0;
       }
-    if (l.impl == Impl::megatron) {
-      const TeWgradElements wgrad = te_wgrad_elements(m, l, sp.layers > sp.moe_layers, sp.moe_layers > 0);
+    const TeWgradElements wgrad = te_wgrad_elements(m, l, sp.layers > sp.moe_layers, sp.moe_layers > 0);
+    sp.largest_weight = wgrad.largest;
+    // Transformer Engine's buffers exist where Megatron-Core runs on it; torchtitan's Linears are PyTorch's.
+    if (l.impl == Impl::megatron && l.framework != Framework::torchtitan) {
       if (in.training.te_version >= kTeCachedWgradVersion) sp.wgrad_buffer_elements = wgrad.distinct;
       else sp.wgrad_dummy_elements = wgrad.largest;
     }

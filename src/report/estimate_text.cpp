@@ -1,6 +1,7 @@
 // What `gpuplan estimate` prints: the step-time breakdown, throughput, MFU and the memory verdict.
 #include <fmt/format.h>
 
+#include "report/launch_text.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
 
@@ -65,8 +66,9 @@ std::string to_text(const EstimateResult& r) {
                      format_gb(static_cast<double>(m.capacity)), 100 * m.memory_margin,
                      m.fits ? "fits" : "DOES NOT FIT" + shortfall_text(m));
   out += storage_text("Host memory", m.host) + storage_text("NVMe", m.nvme);
+  out += detail::framework_text(m.framework);
   for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);
-  return out;
+  return out + detail::launch_read_text(m.launch_config) + detail::launch_files_text(r.launch_files, r.launch_written);
 }
 
 }  // namespace gpuplan::api

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/builders.hpp"
+#include "framework/rules.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -106,6 +107,9 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   }
   for (const auto& f : fixes) m.suggestions.push_back(suggestion_report(f));
   m.warnings = job_warnings(in);
+  const framework::Release& release = framework::release_of(in.layout.framework);
+  m.framework = FrameworkReport{std::string(framework::name_of(in.layout.framework)),
+                                std::string(release.name) + " " + std::string(release.version), in.framework_rewrites};
   return m;
 }
 

@@ -2,6 +2,7 @@
 // sources when explaining, and the cheapest changes when the job does not fit.
 #include <fmt/format.h>
 
+#include "report/launch_text.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
 
@@ -172,7 +173,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
                      r.training.precision, r.training.optimizer, r.training.seq_len, r.training.micro_batch,
                      format_quantity(l.microbatches, "microbatch", "microbatches"),
                      r.vocab_padded ? fmt::format(", vocabulary {} (as padded)", *r.vocab_padded) : "");
-  out += gpu_line(r) + "\n";
+  out += gpu_line(r) + detail::framework_text(r.framework) + "\n";
   if (r.stages) {
     for (const auto& st : *r.stages) out += stage_table(st, explain);
   } else {
@@ -182,7 +183,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   out += verdict(r) + ".\n";
   if (!r.fits) out += suggestions_text(r);
   for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
-  return out;
+  return out + detail::launch_read_text(r.launch_config);
 }
 
 }  // namespace gpuplan::api

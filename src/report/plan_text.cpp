@@ -2,6 +2,7 @@
 // step time changes with each choice.
 #include <fmt/format.h>
 
+#include "report/launch_text.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
 
@@ -99,6 +100,18 @@ std::string explanation(const PlanResult& r) {
   return out;
 }
 
+// The launch file's own layout against the best plan.
+std::string baseline_text(const PlanResult& r) {
+  if (!r.baseline) return {};
+  const PlanBaseline& b = *r.baseline;
+  const std::string file = r.launch_config ? r.launch_config->file : std::string("the --from file");
+  if (!b.step_s) return fmt::format("\nThe layout of {} cannot run on this cluster: {}\n", file, b.note);
+  std::string out = fmt::format("\nThe layout of {}: step {:.3f} s, {} on the fullest GPU, {}", file, *b.step_s,
+                                gb(static_cast<double>(b.memory_bytes.value_or(0))), b.fits ? "fits" : "does NOT fit");
+  if (b.speedup) out += fmt::format("; plan #1 is {:.2f}x as fast", *b.speedup);
+  return out + ".\n";
+}
+
 }  // namespace
 
 std::string to_text(const PlanResult& r) {
@@ -113,10 +126,12 @@ std::string to_text(const PlanResult& r) {
                      gb(static_cast<double>(job.capacity_bytes) * (1 - r.memory_margin)), gb(job.capacity_bytes),
                      100 * r.memory_margin);
   for (const auto& w : job.warnings) out += fmt::format("Warning: {}\n\n", w);
-  if (r.plans.empty()) return out + nothing_fits(r);
+  if (!r.plans.empty()) out += detail::framework_text(r.plans.front().memory.framework);
+  const std::string launch = detail::launch_read_text(r.launch_config) + detail::launch_files_text(r.launch_files, r.launch_written);
+  if (r.plans.empty()) return out + nothing_fits(r) + launch;
   int rank = 0;
   for (const PlanReport& p : r.plans) out += plan_text(p, ++rank);
-  return out + explanation(r);
+  return out + explanation(r) + baseline_text(r) + launch;
 }
 
 }  // namespace gpuplan::api

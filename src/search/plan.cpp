@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
 #include "search/search_internal.hpp"
@@ -311,7 +312,9 @@ void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanRes
     v.recompute_layers = -1;
     const memory::ActivationTable acts =
         memory_model.activations(mb, sp, v.recompute == Recompute::selective);
-    for (const auto& zo : space.zero_offload()) {
+    for (std::size_t z = 0; z < space.zero_offload().size(); ++z) {
+      if (!search::Space::runs(s, z)) continue;
+      const auto& zo = space.zero_offload()[z];
       v.zero = zo.zero;
       v.offload = zo.offload;
       v.offload_target = zo.target;
@@ -350,9 +353,13 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   Space space(ev);
   PlanResult r;
   r.space = space.total();
-  if (space.shapes().empty())
-    throw InputError("layout filters", "no layout satisfies the model, the GPU count, the global batch and the filters",
-                     "filters that leave at least one layout (e.g. drop --tp/--pp lists)");
+  if (space.shapes().empty()) {
+    const Framework framework = inputs.base.layout.framework;
+    throw InputError("layout filters",
+                     fmt::format("no layout satisfies the model, the GPU count, the global batch, the filters and "
+                                 "the rules of framework {} (docs/frameworks.md)", framework::name_of(framework)),
+                     "filters that leave at least one layout (e.g. drop --tp/--pp lists, or another --framework)");
+  }
   const std::size_t k = static_cast<std::size_t>(inputs.top_k);
   // "Why #1 wins" compares with the best runner-up, whatever the number of plans shown.
   const std::size_t searched = inputs.explain ? std::max<std::size_t>(k, 2) : k;

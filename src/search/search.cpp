@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 
+#include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 #include "search/search_internal.hpp"
 
@@ -73,13 +74,20 @@ void Space::choose_variants(const SearchSpace& f) {
       if (nvme) zo_.push_back({z, Offload::optimizer_and_params, OffloadTarget::nvme});
     }
   }
+  // What the framework's rules (src/framework/rules.cpp) forbid in every shape: DeepSpeed has no sequence
+  // parallelism and recomputes whole layers; torchtitan shards the sequence whenever TP splits a layer and
+  // recomputes every block or none.
+  const Framework framework = ev_.inputs().base.layout.framework;
+  const auto framework_allows_sp = [framework](bool sp) {
+    return framework == Framework::deepspeed ? !sp : framework == Framework::torchtitan ? sp : true;
+  };
   auto has_bool = [](const std::vector<bool>& list, bool v) {
     return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
   };
   for (bool sp : {false, true})
     for (bool ov : {false, true}) {
       if (ov && !sp) continue;
-      if (!has_bool(f.sequence_parallel, sp) || !has_bool(f.tp_overlap, ov)) continue;
+      if (!has_bool(f.sequence_parallel, sp) || !framework_allows_sp(sp) || !has_bool(f.tp_overlap, ov)) continue;
       spov_tp_.push_back({sp, ov});
       if (!ov) spov_tp_no_overlap_.push_back({sp, ov});
       if (!sp && !ov) spov_1_.push_back({false, false});
@@ -90,8 +98,37 @@ void Space::choose_variants(const SearchSpace& f) {
     return f.recompute.empty() || std::find(f.recompute.begin(), f.recompute.end(), r) != f.recompute.end();
   };
   rc_none_ = has_rc(Recompute::none);
-  rc_selective_ = has_rc(Recompute::selective);
+  rc_selective_ = has_rc(Recompute::selective) && framework != Framework::deepspeed;
   rc_full_ = has_rc(Recompute::full);
+  partial_recompute_ = f.partial_recompute && framework != Framework::torchtitan;
+}
+
+bool Space::framework_allows(Shape& s) const {
+  const PlanInputs& in = ev_.inputs();
+  Layout layout = in.base.layout;
+  layout.gpus = s.gpus;
+  layout.tp = s.tp;
+  layout.pp = s.pp;
+  layout.vpp = s.vpp;
+  layout.cp = s.cp;
+  layout.ep = s.ep;
+  layout.etp = s.etp;
+  layout.dp = s.dp;
+  layout.first_stage_layers = s.first_stage_layers;
+  layout.last_stage_layers = s.last_stage_layers;
+  layout.sequence_parallel = false;
+  layout.recompute = Recompute::none;
+  const framework::JobFacts facts{&*in.base.model, &in.base.training, &layout};
+  if (framework::first_broken(layout.framework, facts, framework::RuleLevel::shape) != nullptr) return false;
+  s.zero_offload_mask = 0;
+  for (std::size_t i = 0; i < zo_.size() && i < 32; ++i) {
+    layout.zero = zo_[i].zero;
+    layout.offload = zo_[i].offload;
+    layout.offload_target = zo_[i].target;
+    if (framework::first_broken(layout.framework, facts, framework::RuleLevel::states) == nullptr)
+      s.zero_offload_mask |= 1u << i;
+  }
+  return s.zero_offload_mask != 0;
 }
 
 // Every (tp, cp, pp) that the heads, the sequence and the layers allow on `gpus`, data parallelism filling the rest.
@@ -171,7 +208,7 @@ void Space::add_expert_shapes(Shape s) {
       if (s.vpp > 1 && (tr.global_batch / (s.dp * mb)) % s.pp != 0) continue;   // Megatron's interleaving rule
       mbs.push_back(mb);
     }
-    if (mbs.empty()) continue;
+    if (mbs.empty() || !framework_allows(s)) continue;
     const std::uint64_t per_mb = inner_count(s);
     if (per_mb == 0) continue;
     shapes_.push_back(s);
@@ -182,12 +219,14 @@ void Space::add_expert_shapes(Shape s) {
 
 std::uint64_t Space::rc_count(const Shape& s) const {
   std::uint64_t n = (rc_none_ ? 1 : 0) + (rc_selective_ ? 1 : 0);
-  if (rc_full_) n += ev_.inputs().space.partial_recompute ? static_cast<std::uint64_t>(s.layers_per_stage) : 1;
+  if (rc_full_) n += partial_recompute_ ? static_cast<std::uint64_t>(s.layers_per_stage) : 1;
   return n;
 }
 
 std::uint64_t Space::inner_count(const Shape& s) const {
-  return static_cast<std::uint64_t>(zo_.size()) * spov(s).size() * rc_count(s);
+  std::uint64_t choices = 0;
+  for (std::size_t i = 0; i < zo_.size(); ++i) choices += runs(s, i) ? 1 : 0;
+  return choices * spov(s).size() * rc_count(s);
 }
 
 // TP communication overlap (Megatron-LM / Transformer Engine userbuffers) needs the TP group inside one NVLink
@@ -416,7 +455,9 @@ class Worker {
     item_best_ = std::numeric_limits<double>::infinity();
     const auto& spov = sp_.spov(s);
     const double usable = static_cast<double>(ev_.usable_bytes());
-    for (const ZeroOffload& zo : sp_.zero_offload()) {
+    for (std::size_t z = 0; z < sp_.zero_offload().size(); ++z) {
+      if (!Space::runs(s, z)) continue;
+      const ZeroOffload& zo = sp_.zero_offload()[z];
       if (ev_.inputs().prune && memory_model.states_lower_bound(zo.zero, zo.offload) * (1.0 - 1e-12) > usable) {
         stats.pruned_states += spov.size() * sp_.rc_count(s);
         continue;
@@ -482,7 +523,7 @@ class Worker {
     v.recompute = Recompute::full;
     const auto& a = acts(it.memory, it.micro_batch, sp, false);
     const std::int64_t lps = it.shape.layers_per_stage;
-    if (!ev_.inputs().space.partial_recompute) {
+    if (!sp_.partial_recompute()) {
       v.recompute_layers = -1;
       if (bound_prunes(it, v, Recompute::full, -1)) ++stats.pruned_time;
       else evaluate(it.shape_index, it.shape, it.memory, v, a);

@@ -29,8 +29,11 @@ class Space {
   bool rc_none() const { return rc_none_; }
   bool rc_selective() const { return rc_selective_; }
   bool rc_full() const { return rc_full_; }
+  bool partial_recompute() const { return partial_recompute_; }   // full recompute of 1 .. all layers of a stage
   std::uint64_t rc_count(const Shape& s) const;
   std::uint64_t inner_count(const Shape& s) const;   // layouts per (shape, micro-batch)
+  // Whether the framework runs the i-th ZeRO/offload choice of zero_offload() on this shape.
+  static bool runs(const Shape& s, std::size_t zero_offload_index) { return ((s.zero_offload_mask >> zero_offload_index) & 1u) != 0; }
   std::uint64_t total() const { return total_; }
 
  private:
@@ -38,13 +41,16 @@ class Space {
   void add_shapes(std::int64_t gpus);
   void add_pipeline_splits(Shape shape);
   void add_expert_shapes(Shape shape);
+  // The framework's rules for a shape (layout.framework of the inputs): false when it rejects the shape, else the
+  // mask of the ZeRO/offload choices it runs there.
+  bool framework_allows(Shape& shape) const;
 
   const Evaluator& ev_;
   std::vector<Shape> shapes_;
   std::vector<std::vector<std::int64_t>> mbs_;
   std::vector<ZeroOffload> zo_;
   std::vector<std::pair<bool, bool>> spov_tp_, spov_tp_no_overlap_, spov_1_;
-  bool rc_none_ = true, rc_selective_ = true, rc_full_ = true;
+  bool rc_none_ = true, rc_selective_ = true, rc_full_ = true, partial_recompute_ = true;
   std::uint64_t total_ = 0;
 };
 

@@ -33,6 +33,10 @@ inline constexpr Named<PpSchedule> kPpSchedule[] = {
     {"1f1b", PpSchedule::one_f_one_b}, {"interleaved", PpSchedule::interleaved}};
 inline constexpr Named<Attention> kAttention[] = {{"eager", Attention::eager}, {"flash", Attention::flash}};
 inline constexpr Named<Impl> kImpl[] = {{"megatron", Impl::megatron}, {"torch-nn", Impl::torch_nn}, {"hf", Impl::hf}};
+inline constexpr Named<Framework> kFramework[] = {{"megatron", Framework::megatron},
+                                                  {"deepspeed", Framework::deepspeed},
+                                                  {"torchtitan", Framework::torchtitan},
+                                                  {"nemo", Framework::nemo}};
 inline constexpr Named<Loss> kLoss[] = {{"unfused", Loss::unfused},
                                         {"fused-te", Loss::fused_te},
                                         {"fused-native", Loss::fused_native},

@@ -55,7 +55,18 @@ struct TrainingOptions {
   double moe_imbalance = 1.0;
   std::optional<double> moe_capacity_factor;   // none: dropless
   bool moe_pad_to_capacity = false;
+  std::string framework = "megatron";          // megatron | deepspeed | torchtitan | nemo: the layouts it accepts
   bool operator==(const TrainingOptions&) const = default;
+};
+
+// A launch configuration to start from, and the framework to write one for.
+struct LaunchOptions {
+  // A Megatron-LM launch script, a ds_config.json, a torchtitan TOML or a NeMo recipe (or override list): its
+  // settings fill the request; options given beside it win. Applied by from_json, which sees what was given.
+  std::optional<FileInput> from;
+  std::optional<std::string> emit;             // megatron | deepspeed | torchtitan | nemo: write its launch files
+  std::optional<std::string> out;              // folder the host writes them to (none: they are in the result only)
+  bool operator==(const LaunchOptions&) const = default;
 };
 
 struct LayoutOptions {
@@ -70,7 +81,7 @@ struct LayoutOptions {
   std::string offload_target = "cpu";
   std::string pp_schedule = "1f1b";
   std::string attention = "flash";
-  std::string impl = "megatron";
+  std::optional<std::string> impl;             // none: the framework's (megatron for Megatron-LM and NeMo, hf else)
   std::optional<std::int64_t> first_stage_layers, last_stage_layers;
   bool operator==(const LayoutOptions&) const = default;
 };
@@ -125,6 +136,7 @@ struct MemoryRequest {
   HardwareOptions hardware;
   std::optional<std::string> system;           // the node: its GPU, host memory and NVMe (catalog system name)
   std::optional<std::int64_t> gpus_per_node;   // the job's GPUs sharing one node's host memory and NVMe
+  LaunchOptions launch;                        // from only
   bool all_stages = false;
   bool explain = false;
   bool operator==(const MemoryRequest&) const = default;
@@ -140,6 +152,7 @@ struct EstimateRequest {
   HardwareOptions hardware;
   ClusterOptions cluster;
   TimingOptions timing;
+  LaunchOptions launch;
   bool all_stages = false;
   bool operator==(const EstimateRequest&) const = default;
 };
@@ -177,6 +190,7 @@ struct PlanRequest {
   std::optional<std::int64_t> gpus;            // use this many of the cluster's GPUs
   SearchOptions space;
   RankingOptions ranking;
+  LaunchOptions launch;                        // from: the model, training and GPU count to improve on
   bool operator==(const PlanRequest&) const = default;
 };
 

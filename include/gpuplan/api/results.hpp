@@ -120,6 +120,24 @@ struct NodeStorageReport {
   std::optional<std::int64_t> capacity_per_node;  // absent: not known, not checked
   std::optional<bool> fits;                    // needed_per_node <= capacity_per_node (true when not checked)
 };
+// The framework that runs the job: its release, and the values it changes without an error.
+struct FrameworkReport {
+  std::string name;                            // megatron, deepspeed, torchtitan, nemo
+  std::string release;                         // the release its rules and options follow
+  std::vector<std::string> rewrites;           // "--sequence-parallel is switched off at tp 1 (...)"
+};
+// What a launch file (`from`) set, and what gpuplan did not take from it.
+struct LaunchReadReport {
+  std::string file, format, framework;
+  std::vector<std::string> understood;         // "line 52: --tensor-model-parallel-size 8 -> tp 8"
+  std::vector<std::string> not_understood;     // options that matter and are not modelled, or values not stated
+  std::vector<std::string> issues;             // what the framework rejects as written
+};
+// One launch file written for a layout (--emit).
+struct LaunchFileReport {
+  std::string name, text;
+};
+
 struct MemoryResult {
   StageReport per_gpu;                         // the worst stage
   NodeStorageReport host, nvme;                // offloaded, per GPU and per node
@@ -141,6 +159,8 @@ struct MemoryResult {
   std::optional<std::string> node;             // where the host memory and NVMe capacities came from, when known
   std::vector<SuggestionReport> suggestions;   // when it does not fit: single changes that help, cheapest first
   std::vector<std::string> warnings;           // what in the job looks wrong (a sequence past the model's positions)
+  FrameworkReport framework;
+  std::optional<LaunchReadReport> launch_config;   // with `from`
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -170,6 +190,8 @@ struct EstimateResult {
   ThroughputReport throughput;
   MemoryResult memory;
   ClusterReport cluster;
+  std::optional<std::vector<LaunchFileReport>> launch_files;   // with `emit`
+  std::optional<std::vector<std::string>> launch_written;     // with `emit` and `out`: the paths the host wrote
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -208,6 +230,15 @@ struct PlanJob {
   bool offload_searched = true;                // offload was among the choices (no --no-offload)
   std::vector<std::string> warnings;
 };
+// With `from`: the launch file's own layout, estimated for the same job on the same cluster.
+struct PlanBaseline {
+  std::optional<double> step_s;                // none when the layout cannot run there
+  std::optional<std::int64_t> memory_bytes;    // the fullest GPU's
+  bool fits = false;
+  std::optional<double> speedup;               // the best plan's step time against it (2.0: twice as fast)
+  std::string note;                            // why it cannot run, when it cannot
+};
+
 struct PlanResult {
   PlanJob job;
   std::vector<PlanReport> plans;               // best first
@@ -217,6 +248,10 @@ struct PlanResult {
   std::vector<std::string> why_winner;
   std::vector<SensitivityReport> sensitivity;
   std::vector<PlanReport> near_misses;         // when nothing fits
+  std::optional<LaunchReadReport> launch_config;   // with `from`: the file the search started from
+  std::optional<PlanBaseline> baseline;        // with `from`: the file's own layout
+  std::optional<std::vector<LaunchFileReport>> launch_files;   // with `emit`: the best plan's
+  std::optional<std::vector<std::string>> launch_written;     // with `emit` and `out`
 };
 
 // ---------------------------------------------------------------------------------------------------------------

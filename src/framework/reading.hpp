@@ -1,0 +1,51 @@
+// What the launch-configuration readers share: recording each option they take, and the option lists of the
+// frameworks (data/frameworks/, extracted from each framework's source).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/launch.hpp"
+
+namespace gpuplan::framework {
+
+// Sets `group[option] = value` and notes where it came from: "line 52: --tensor-model-parallel-size 8 -> tp 8".
+void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, const nlohmann::json& value,
+          std::string_view from);
+// The value as the notes print it: 8, bf16, true.
+std::string value_text(const nlohmann::json& value);
+// A whole number from text ("8", "-1", "5e8" when it is whole); nothing for anything else.
+std::optional<std::int64_t> whole_number(std::string_view text);
+
+// Whether two models are the same architecture: the same shape and exactly the same parameters (a model a launch
+// file describes, and the catalog model a framework names).
+bool same_architecture(const ModelConfig& a, const ModelConfig& b);
+
+// One flag of Megatron-LM's pretrain_gpt.py parser.
+struct MegatronFlag {
+  std::string dest;                    // "tensor_model_parallel_size"
+  enum class Kind { flag, value, list } kind = Kind::value;
+  std::string type;                    // int, float, str, bool, list
+  std::vector<std::string> choices;    // empty: any value of the type
+  bool sets = true;                    // store_true (true) or store_false (false) for flags
+  bool relevant = false;               // matters for memory, layout or step time (megatron.json's subset)
+};
+const MegatronFlag* megatron_flag(std::string_view name);   // nullptr: the parser rejects it
+std::string_view megatron_flags_source();
+
+// DeepSpeed's ds_config keys: top level, and the strict (pydantic) sections that reject unknown keys.
+bool deepspeed_top_level_key(std::string_view key);
+// The known keys of a strict section ("zero_optimization"); nullptr when the section is not strict.
+const std::vector<std::string>* deepspeed_strict_section(std::string_view section);
+
+// torchtitan v0.2.2's TOML keys ("parallelism.tensor_parallel_degree") with their declared type; nullptr: unknown.
+const std::string* torchtitan_key_type(std::string_view dotted);
+
+// NeMo 2.0 recipe attribute paths gpuplan knows ("trainer.strategy.tensor_model_parallel_size").
+const std::string* nemo_key_type(std::string_view dotted);
+
+}  // namespace gpuplan::framework
