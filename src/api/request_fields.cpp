@@ -165,7 +165,8 @@ void add_layout(FieldList& f, LayoutOptions& l) {
   f.add_negated(&l.sequence_parallel, "no_sequence_parallel", "layout.sequence_parallel",
                 "No sequence parallelism (where a --from file turns it on)", kLayout);
   f.add(&l.zero, "zero", "layout.zero",
-        "ZeRO stage 0-3 (1 = Megatron distributed optimizer, 3 = FSDP full shard; default 0)",
+        "ZeRO stage 0-3 (1 = Megatron distributed optimizer, 3 = FSDP full shard; default 0, or 3 with --framework "
+        "torchtitan, whose FSDP2 shards by default)",
         kLayout, Bounds{.minimum = 0, .maximum = 3});
   f.add(&l.recompute, "recompute", "layout.recompute", "Activation recomputation: none|selective|full (default none)",
         kLayout, "NAME");

@@ -99,7 +99,7 @@ Layout resolve_layout_options(const LayoutOptions& o) {
   l.etp = o.etp.value_or(0);
   l.dp = o.dp.value_or(0);
   l.sequence_parallel = o.sequence_parallel;
-  l.zero = static_cast<int>(o.zero);
+  l.zero = static_cast<int>(o.zero.value_or(0));
   l.recompute = choices::parse(choices::kRecompute, o.recompute, "layout.recompute");
   l.recompute_layers = o.recompute_layers.value_or(-1);
   l.offload = choices::parse(choices::kOffload, o.offload, "layout.offload");
@@ -186,6 +186,13 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   }
   in.layout.framework = choices::parse(choices::kFramework, training.framework, "training.framework");
   if (!layout.impl) in.layout.impl = default_impl(in.layout.framework);
+  // torchtitan shards the states with FSDP2 unless told otherwise (data_parallel_shard_degree -1): ZeRO-3 wherever
+  // more than one rank shares a replica's states.
+  if (!layout.zero && in.layout.framework == Framework::torchtitan) {
+    in.layout.zero = 3;
+    const Layout probe = resolve_layout(in);
+    if (probe.dp * probe.cp <= 1) in.layout.zero = 0;   // one rank per replica: FSDP2 is not applied
+  }
   in.framework_rewrites = framework::apply_rewrites(in.layout.framework, in.layout);
   const Layout resolved = resolve_layout(in);  // reports layout errors before any estimate
   framework::check_job({in.model ? &*in.model : nullptr, &in.training, &resolved});

@@ -74,7 +74,7 @@ struct LayoutOptions {
   std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   std::optional<std::int64_t> etp, dp;         // none: tp; gpus / (tp x pp x cp)
   bool sequence_parallel = false;
-  std::int64_t zero = 0;
+  std::optional<std::int64_t> zero;            // none: the framework's default (3 under torchtitan, FSDP2; else 0)
   std::string recompute = "none";
   std::optional<std::int64_t> recompute_layers;
   std::string offload = "none";
