@@ -67,10 +67,7 @@ void check_expressible(const EmitJob& job) {
 
 std::vector<LaunchFile> emit_deepspeed(const EmitJob& job) {
   check_expressible(job);
-  std::string json_text;
-  for (const char* line : {""}) (void)line;
-  std::string comment = header(job, "// ");
-  json_text = comment + config(job).dump(2) + "\n";
+  const std::string json_text = header(job, "// ") + config(job).dump(2) + "\n";
   const Layout& l = job.layout;
   std::string script = "#!/bin/bash\n" + header(job, "# ");
   script += "# train.py is your Hugging Face Trainer script; ds_config.json beside this file holds the batch, ZeRO,\n"

@@ -64,12 +64,12 @@ double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g
   if (x.mla) {
     mla_projection_terms(c, x, g, seq_split);
   } else {
-    g.add("QKV projection input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+    g.add("QKV projection input", c.gemm_input_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
     g.add("query", c.element_bytes * x.tokens * x.q_width / c.tp, kKorthikanti);
     g.add("key and value", c.element_bytes * x.tokens * 2.0 * x.kv_width / c.tp, "GQA: k/a of the query width");
   }
   core_attention_terms(c, x, g, kKorthikanti, kFlash);
-  g.add("output projection input", c.element_bytes * x.tokens * x.v_width / c.tp, kKorthikanti);
+  g.add("output projection input", c.gemm_input_bytes * x.tokens * x.v_width / c.tp, kKorthikanti);
   if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
   return g.total() - before;
 }
@@ -81,10 +81,10 @@ double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer,
   g.add("pre-MLP norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
   const double up_outputs = x.gated ? 2.0 : 1.0;
   if (!moe_layer) {
-    g.add("MLP up-projection input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+    g.add("MLP up-projection input", c.gemm_input_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
     g.add(x.gated ? "gate and up projection outputs" : "activation input (fc1 output)",
           up_outputs * c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
-    g.add("down-projection input", c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
+    g.add("down-projection input", c.gemm_input_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
   } else {
     megatron_moe_terms(c, x, seq_split, g);
   }

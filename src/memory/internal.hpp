@@ -97,6 +97,9 @@ struct ActivationContext {
   double etp = 1;              // expert tensor parallel
   bool sequence_parallel = false;
   double element_bytes = 2;    // bytes per activation element
+  // Bytes per element of a GEMM input a Linear keeps for its weight gradient: 1 under Transformer Engine's fp8,
+  // which keeps the quantized copy it multiplied with; element_bytes otherwise.
+  double gemm_input_bytes = 2;
   bool dropout = false;
   Attention attention = Attention::flash;
   bool selective = false;

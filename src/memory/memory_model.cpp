@@ -95,6 +95,12 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   ctx.etp = static_cast<double>(shape_.etp);
   ctx.sequence_parallel = sequence_parallel && shape_.tp > 1;
   ctx.element_bytes = job_->element_bytes;
+  // Transformer Engine's Linear, LayerNormLinear and LayerNormMLP save the fp8-cast input of each GEMM for the
+  // weight gradient (transformer_engine/pytorch/module/linear.py, layernorm_linear.py, layernorm_mlp.py): the
+  // norm inputs and the fc1 output keep their 16 bits.
+  const bool te_fp8 = tr.precision == Precision::fp8 && shape_.impl == Impl::megatron &&
+                      shape_.framework != Framework::torchtitan;
+  ctx.gemm_input_bytes = te_fp8 ? 1.0 : job_->element_bytes;
   ctx.dropout = tr.dropout > 0;
   ctx.attention = shape_.attention;
   ctx.selective = selective;

@@ -105,19 +105,7 @@ void Space::choose_variants(const SearchSpace& f) {
 
 bool Space::framework_allows(Shape& s) const {
   const PlanInputs& in = ev_.inputs();
-  Layout layout = in.base.layout;
-  layout.gpus = s.gpus;
-  layout.tp = s.tp;
-  layout.pp = s.pp;
-  layout.vpp = s.vpp;
-  layout.cp = s.cp;
-  layout.ep = s.ep;
-  layout.etp = s.etp;
-  layout.dp = s.dp;
-  layout.first_stage_layers = s.first_stage_layers;
-  layout.last_stage_layers = s.last_stage_layers;
-  layout.sequence_parallel = false;
-  layout.recompute = Recompute::none;
+  Layout layout = ev_.shape_layout(s);   // with the plainest variant: no sequence parallelism, no recompute
   const framework::JobFacts facts{&*in.base.model, &in.base.training, &layout};
   if (framework::first_broken(layout.framework, facts, framework::RuleLevel::shape) != nullptr) return false;
   s.zero_offload_mask = 0;
