@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "framework/reading.hpp"
+#include "gpuplan/names.hpp"
 
 namespace gpuplan::framework {
 
@@ -55,8 +56,10 @@ MegatronArgs::MegatronArgs(const std::vector<std::pair<std::string, int>>& words
     const std::string name = word.substr(0, equals);
     const MegatronFlag* flag = megatron_flag(name);
     if (flag == nullptr) {
-      out.errors.push_back(fmt::format("line {}: {} is not an argument of pretrain_gpt.py; argparse stops with "
-                                       "\"unrecognized arguments\" (prefixes are not accepted)", line, name));
+      const std::string hint = did_you_mean(name, megatron_flag_names());
+      out.errors.push_back(fmt::format("line {}: {} is not an argument of pretrain_gpt.py{}; argparse stops with "
+                                       "\"unrecognized arguments\" (prefixes are not accepted)",
+                                       line, name, hint.empty() ? "" : " (" + hint + ")"));
       if (equals == std::string::npos && i + 1 < words.size() && !is_option_like(words[i + 1].first)) ++i;
       continue;
     }

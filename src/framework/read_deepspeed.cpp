@@ -9,6 +9,7 @@
 
 #include "framework/reading.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/names.hpp"
 
 namespace gpuplan::framework {
 
@@ -75,11 +76,13 @@ void check_keys(const json& config, LaunchConfig& out) {
     const auto check = [&out](const std::string& section, const json& object) {
       const std::vector<std::string>* known = deepspeed_strict_section(section);
       if (known == nullptr || !object.is_object()) return;
-      for (const auto& [field, unused] : object.items())
-        if (std::find(known->begin(), known->end(), field) == known->end())
-          out.errors.push_back(fmt::format("{}.{} is not a field of DeepSpeed's {} section, which rejects unknown "
-                                           "keys (deepspeed/runtime/config_utils.py:104-112)",
-                                           section, field, section));
+      for (const auto& [field, unused] : object.items()) {
+        if (std::find(known->begin(), known->end(), field) != known->end()) continue;
+        const std::string hint = did_you_mean(field, *known);
+        out.errors.push_back(fmt::format("{}.{} is not a field of DeepSpeed's {} section{}, which rejects unknown "
+                                         "keys (deepspeed/runtime/config_utils.py:104-112)",
+                                         section, field, section, hint.empty() ? "" : " (" + hint + ")"));
+      }
     };
     check(key, value);
     if (value.is_object())

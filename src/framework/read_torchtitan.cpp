@@ -10,6 +10,7 @@
 #include "framework/titan_models.hpp"
 #include "framework/toml_document.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/names.hpp"
 
 namespace gpuplan::framework {
 
@@ -41,11 +42,13 @@ std::string where(const Values& values, const std::string& key) {
 }
 
 void check_keys(const Values& values, LaunchConfig& out) {
-  for (const auto& [key, value] : values)
-    if (torchtitan_key_type(key) == nullptr)
-      out.errors.push_back(fmt::format("line {}: {} is not a torchtitan v0.2.2 job key; ConfigManager raises "
-                                       "\"Invalid field names\" (torchtitan/config/manager.py:27-60)",
-                                       value.line, key));
+  for (const auto& [key, value] : values) {
+    if (torchtitan_key_type(key) != nullptr) continue;
+    const std::string hint = did_you_mean(key, torchtitan_keys());
+    out.errors.push_back(fmt::format("line {}: {} is not a torchtitan v0.2.2 job key{}; ConfigManager raises "
+                                     "\"Invalid field names\" (torchtitan/config/manager.py:27-60)",
+                                     value.line, key, hint.empty() ? "" : " (" + hint + ")"));
+  }
 }
 
 // The data-parallel degrees: replicate (DDP or HSDP's outer) times shard (FSDP), -1 filling the world.

@@ -99,6 +99,12 @@ const MegatronFlag* megatron_flag(std::string_view name) {
   return found == flags.end() ? nullptr : &found->second;
 }
 
+std::vector<std::string> megatron_flag_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, flag] : megatron_flags()) names.push_back(name);
+  return names;
+}
+
 std::string_view megatron_flags_source() {
   static const std::string source = embedded("frameworks/megatron_flags.json").at("source").get<std::string>();
   return source;
@@ -122,9 +128,17 @@ const std::vector<std::string>* deepspeed_strict_section(std::string_view sectio
   return found == sections.end() ? nullptr : &found->second;
 }
 
-const std::string* torchtitan_key_type(std::string_view dotted) {
+const KeyTypes& torchtitan_key_types() {
   static const KeyTypes keys = key_types("frameworks/torchtitan_keys.json");
-  return find_type(keys, dotted);
+  return keys;
+}
+
+const std::string* torchtitan_key_type(std::string_view dotted) { return find_type(torchtitan_key_types(), dotted); }
+
+std::vector<std::string> torchtitan_keys() {
+  std::vector<std::string> names;
+  for (const auto& [key, type] : torchtitan_key_types()) names.push_back(key);
+  return names;
 }
 
 const std::string* nemo_key_type(std::string_view dotted) {

@@ -35,6 +35,7 @@ struct MegatronFlag {
   bool relevant = false;               // matters for memory, layout or step time (megatron.json's subset)
 };
 const MegatronFlag* megatron_flag(std::string_view name);   // nullptr: the parser rejects it
+std::vector<std::string> megatron_flag_names();
 std::string_view megatron_flags_source();
 
 // DeepSpeed's ds_config keys: top level, and the strict (pydantic) sections that reject unknown keys.
@@ -44,6 +45,7 @@ const std::vector<std::string>* deepspeed_strict_section(std::string_view sectio
 
 // torchtitan v0.2.2's TOML keys ("parallelism.tensor_parallel_degree") with their declared type; nullptr: unknown.
 const std::string* torchtitan_key_type(std::string_view dotted);
+std::vector<std::string> torchtitan_keys();
 
 // NeMo 2.0 recipe attribute paths gpuplan knows ("trainer.strategy.tensor_model_parallel_size").
 const std::string* nemo_key_type(std::string_view dotted);

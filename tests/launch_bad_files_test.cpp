@@ -1,0 +1,88 @@
+// Launch files that cannot be read as written: `gpuplan estimate --from` stops with exit status 2 and one line
+// naming the file, the line and the option (truncated JSON or TOML, binary content, an unknown flag, options that
+// conflict, a value outside its choices).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using gpuplan::test::run_cli;
+
+namespace {
+
+// Writes `text` to a file named `name` in /tmp and runs estimate --from it.
+gpuplan::test::CliRun estimate_from(const std::string& name, const std::string& text, const std::string& extra = "") {
+  const std::string path = "/tmp/gpuplan_bad_" + name;
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+  }
+  auto r = run_cli("estimate --from " + path + " --system dgx-h100 " + extra);
+  std::remove(path.c_str());
+  return r;
+}
+
+bool one_error_line(const gpuplan::test::CliRun& r) {
+  return r.status == 2 && r.err.rfind("gpuplan: error: --from: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
+}
+
+const std::string kTorchrun = "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n";
+
+}  // namespace
+
+TEST(LaunchBadFiles, TruncatedJsonNamesTheLine) {
+  const auto r = estimate_from("ds_config.json", "{\n  \"train_batch_size\": 8,\n  \"zero_optimization\": {\n", "--model llama-3.1-8b");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("ds_config.json:4"), std::string::npos) << r.err;   // the text ends after line 3
+}
+
+TEST(LaunchBadFiles, TruncatedTomlNamesTheLine) {
+  const auto r = estimate_from("job.toml", "[parallelism]\ntensor_parallel_degree = 8\n[training\n");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("job.toml:3"), std::string::npos) << r.err;
+}
+
+TEST(LaunchBadFiles, BinaryContentIsRefused) {
+  const auto r = estimate_from("train.sh", std::string("torchrun\0\x01\x02", 11));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("binary"), std::string::npos) << r.err;
+}
+
+TEST(LaunchBadFiles, AnUnknownFlagNamesItsLine) {
+  const auto r = estimate_from("train.sh", kTorchrun + "  --num-layers 2 --hidden-size 256 --num-attention-heads 4 \\\n"
+                                                     "  --vocab-size 1000 --tensor-model-paralel-size 2\n");
+  EXPECT_TRUE(one_error_line(r)) << r.err;
+  EXPECT_NE(r.err.find("line 3: --tensor-model-paralel-size is not an argument"), std::string::npos) << r.err;
+}
+
+TEST(LaunchBadFiles, ConflictingFlagsAreNamedTogether) {
+  const auto r = estimate_from("train.sh", kTorchrun + "  --num-layers 2 --hidden-size 256 --num-attention-heads 4 \\\n"
+                                                     "  --vocab-size 1000 --fp16 \\\n  --bf16\n");
+  EXPECT_TRUE(one_error_line(r)) << r.err;
+  EXPECT_NE(r.err.find("line 3: --fp16 and line 4: --bf16"), std::string::npos) << r.err;
+}
+
+TEST(LaunchBadFiles, AValueOutsideItsChoicesIsRefused) {
+  const auto r = estimate_from("train.sh", kTorchrun + "  --num-layers 2 --hidden-size 256 --num-attention-heads 4 \\\n"
+                                                     "  --vocab-size 1000 --recompute-granularity most\n");
+  EXPECT_TRUE(one_error_line(r)) << r.err;
+  EXPECT_NE(r.err.find("--recompute-granularity 'most' is not one of its choices (full, selective)"), std::string::npos)
+      << r.err;
+}
+
+TEST(LaunchBadFiles, AnUnknownDeepSpeedSectionKeyIsRefused) {
+  const auto r = estimate_from("ds_config.json", R"({"train_micro_batch_size_per_gpu": 1,
+                                                    "zero_optimization": {"stage": 2, "overlap_com": true}})",
+                               "--model llama-3.1-8b");
+  EXPECT_TRUE(one_error_line(r)) << r.err;
+  EXPECT_NE(r.err.find("zero_optimization.overlap_com"), std::string::npos) << r.err;
+}
+
+TEST(LaunchBadFiles, AScriptWithoutTheTrainingCommandSaysWhatItLooksFor) {
+  const auto r = estimate_from("train.sh", "#!/bin/bash\necho hello\n");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("pretrain_"), std::string::npos) << r.err;
+}
