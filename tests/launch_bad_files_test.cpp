@@ -3,7 +3,7 @@
 // conflict, a value outside its choices).
 #include <gtest/gtest.h>
 
-#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -13,15 +13,18 @@ using gpuplan::test::run_cli;
 
 namespace {
 
-// Writes `text` to a file named `name` in /tmp and runs estimate --from it.
+// Writes `text` to a file named `name` in a folder of this test's own (ctest runs the tests at once) and runs
+// estimate --from it.
 gpuplan::test::CliRun estimate_from(const std::string& name, const std::string& text, const std::string& extra = "") {
-  const std::string path = "/tmp/gpuplan_bad_" + name;
+  const std::string folder = "/tmp/gpuplan_bad_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::create_directories(folder);
+  const std::string path = folder + "/" + name;
   {
     std::ofstream out(path, std::ios::binary);
     out << text;
   }
   auto r = run_cli("estimate --from " + path + " --system dgx-h100 " + extra);
-  std::remove(path.c_str());
+  std::filesystem::remove_all(folder);
   return r;
 }
 
