@@ -17,10 +17,16 @@ def load(name):
         return json.load(f)
 
 
-def write(name, value):
+def write(name, value, compact=False):
     with open(os.path.join(out_dir, name), "w") as f:
-        json.dump(value, f, indent=0, sort_keys=False)
-        f.write("\n")
+        if compact:
+            # One flag per line, no spaces.
+            f.write("{\"source\":" + json.dumps(value["source"]) + ",\"flags\":{\n")
+            f.write(",\n".join(json.dumps(k) + ":" + json.dumps(v, separators=(",", ":")) for k, v in value["flags"].items()))
+            f.write("\n}}\n")
+        else:
+            json.dump(value, f, indent=0, sort_keys=False)
+            f.write("\n")
 
 
 def source_line(src):
@@ -35,7 +41,13 @@ flags = {}
 for option in megatron["options"]:
     kind = "flag" if option["action"] in ("store_true", "store_false") else (
         "list" if option["type"] == "list" else "value")
-    entry = {"dest": option["dest"], "kind": kind, "type": option["type"]}
+    # Compact (the file is compiled in, and compilers need string literals under 64 KiB): the destination only where
+    # argparse's would differ from the flag's own name, the type only where it is not implied by the kind.
+    entry = {"kind": kind}
+    if option["dest"] != option["flags"][0].lstrip("-").replace("-", "_"):
+        entry["dest"] = option["dest"]
+    if kind == "value" and option["type"] != "str":
+        entry["type"] = option["type"]
     if option.get("choices"):
         entry["choices"] = option["choices"]
     if option["action"] == "store_false":
@@ -44,7 +56,7 @@ for option in megatron["options"]:
         entry["relevant"] = True
     for name in option["flags"]:
         flags[name] = entry
-write("megatron_flags.json", {"source": source_line(megatron["source"]), "flags": flags})
+write("megatron_flags.json", {"source": source_line(megatron["source"]), "flags": flags}, compact=True)
 
 deepspeed = load("deepspeed_sections.json")
 sections = {}

@@ -20,12 +20,15 @@ nlohmann::json embedded(std::string_view path) {
   throw std::logic_error("data/" + std::string(path) + " is not embedded");
 }
 
-MegatronFlag flag_from(const nlohmann::json& entry) {
+// The file leaves out what argparse derives: the destination from the flag's name, the type from its kind.
+MegatronFlag flag_from(const std::string& name, const nlohmann::json& entry) {
   MegatronFlag flag;
-  flag.dest = entry.at("dest").get<std::string>();
+  std::string derived = name.substr(name.find_first_not_of('-'));
+  std::replace(derived.begin(), derived.end(), '-', '_');
+  flag.dest = entry.value("dest", derived);
   const std::string kind = entry.at("kind").get<std::string>();
   flag.kind = kind == "flag" ? MegatronFlag::Kind::flag : kind == "list" ? MegatronFlag::Kind::list : MegatronFlag::Kind::value;
-  flag.type = entry.at("type").get<std::string>();
+  flag.type = entry.value("type", kind == "flag" ? std::string("bool") : kind == "list" ? std::string("list") : std::string("str"));
   if (entry.contains("choices"))
     for (const auto& choice : entry.at("choices")) flag.choices.push_back(choice.is_string() ? choice.get<std::string>() : choice.dump());
   flag.sets = entry.value("sets", true);
@@ -38,7 +41,7 @@ const std::map<std::string, MegatronFlag, std::less<>>& megatron_flags() {
     std::map<std::string, MegatronFlag, std::less<>> out;
     const nlohmann::json catalog = embedded("frameworks/megatron_flags.json");
     for (const auto& [name, entry] : catalog.at("flags").items())
-      out.emplace(name, flag_from(entry));
+      out.emplace(name, flag_from(name, entry));
     return out;
   }();
   return flags;
