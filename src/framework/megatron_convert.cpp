@@ -39,7 +39,7 @@ void read_layout(MegatronArgs& args, LaunchConfig& out) {
     const auto layers = whole_number(args.has("num_layers") ? args.get("num_layers")->value : "");
     const auto chunk = whole_number(per_stage->value);
     const std::int64_t pp = out.layout.value("pp", std::int64_t{1});
-    if (layers && chunk && *chunk > 0 && *layers % (pp * *chunk) == 0) {
+    if (layers && chunk && sane_count(*chunk, 1'000'000) && sane_count(pp, 65536) && *layers % (pp * *chunk) == 0) {
       take(out, out.layout, "vpp", *layers / pp / *chunk, args.where("num_layers_per_virtual_pipeline_stage"));
       take(out, out.layout, "pp_schedule", "interleaved", args.where("num_layers_per_virtual_pipeline_stage"));
     } else {

@@ -101,7 +101,7 @@ void read_batch(const json& config, LaunchConfig& out) {
   }
   if (micro) take(out, out.training, "micro_batch", *micro, "train_micro_batch_size_per_gpu");
   if (total) take(out, out.training, "global_batch", *total, "train_batch_size");
-  if (total && micro && accumulation) {
+  if (total && micro && accumulation && sane_count(*micro) && sane_count(*accumulation)) {
     const std::int64_t per_replica = *micro * *accumulation;
     if (per_replica <= 0 || *total % per_replica != 0)
       out.issues.push_back(fmt::format("train_batch_size {} is not train_micro_batch_size_per_gpu {} x "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "framework/launch.hpp"
+#include "framework/reading.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::framework {
@@ -34,6 +35,12 @@ void check_world(LaunchConfig& c) {
     return;
   }
   const std::int64_t tp = degree(c.layout, "tp"), pp = degree(c.layout, "pp"), cp = degree(c.layout, "cp");
+  const std::int64_t ep = degree(c.layout, "ep");
+  const std::int64_t etp = degree(c.layout, "etp", c.framework == Framework::torchtitan ? 1 : tp);
+  const std::int64_t micro = degree(c.training, "micro_batch");
+  for (const std::int64_t count : {tp, pp, cp, ep, etp})
+    if (!sane_count(count, 65536)) return;   // the request's bounds report it
+  if (!sane_count(*c.gpus) || !sane_count(micro)) return;
   const std::int64_t model_parallel = tp * pp * cp;
   if (model_parallel <= 0 || *c.gpus % model_parallel != 0) {
     c.issues.push_back(fmt::format("tp x pp x cp = {} does not divide the {} GPUs the file launches; it needs a "
@@ -42,18 +49,15 @@ void check_world(LaunchConfig& c) {
     return;
   }
   const std::int64_t dp = *c.gpus / model_parallel;
-  if (c.batch_per_replica && !c.training.contains("global_batch")) {
+  if (c.batch_per_replica && sane_count(*c.batch_per_replica) && !c.training.contains("global_batch")) {
     c.training["global_batch"] = *c.batch_per_replica * dp;
     c.understood.push_back(fmt::format("local batch {} x dp {} -> global_batch {}", *c.batch_per_replica, dp,
                                        *c.batch_per_replica * dp));
   }
-  const std::int64_t ep = degree(c.layout, "ep");
-  const std::int64_t etp = degree(c.layout, "etp", c.framework == Framework::torchtitan ? 1 : tp);
   if (ep > 1 && (c.framework == Framework::megatron || c.framework == Framework::nemo) && *c.gpus % (etp * ep * pp) != 0)
     c.issues.push_back(fmt::format("the expert grid etp x ep x pp = {} x {} x {} = {} does not divide the {} GPUs "
                                    "(megatron/core/parallel_state.py:874-884); it needs a multiple of {} GPUs",
                                    etp, ep, pp, etp * ep * pp, *c.gpus, etp * ep * pp));
-  const std::int64_t micro = degree(c.training, "micro_batch");
   if (c.training.contains("global_batch") && c.training.at("global_batch").is_number_integer()) {
     const std::int64_t global = c.training.at("global_batch").get<std::int64_t>();
     if (global % (micro * dp) != 0)

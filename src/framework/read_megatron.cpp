@@ -92,11 +92,11 @@ void read_world(const Launch& launch, const ShellScript& script, LaunchConfig& o
   if (!nodes && script.sbatch.count("nodes") != 0) nodes = whole_number(script.sbatch.at("nodes"));
   if (!per_node && script.sbatch.count("gpus-per-node") != 0) per_node = whole_number(script.sbatch.at("gpus-per-node"));
   if (!per_node && script.sbatch.count("ntasks-per-node") != 0) per_node = whole_number(script.sbatch.at("ntasks-per-node"));
-  if (!per_node || *per_node <= 0) {
+  if (!per_node || !sane_count(*per_node, 1'000'000)) {
     out.not_understood.push_back("the GPUs per node: the launcher does not say; give --gpus");
     return;
   }
-  const std::int64_t node_count = nodes && *nodes > 0 ? *nodes : 1;
+  const std::int64_t node_count = nodes && sane_count(*nodes, 1'000'000) ? *nodes : 1;
   out.nodes = node_count;
   out.gpus = *per_node * node_count;
   out.understood.push_back(fmt::format("launcher: {} GPUs per node x {} nodes -> gpus {}", *per_node, node_count, *out.gpus));

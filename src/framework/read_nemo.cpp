@@ -128,7 +128,7 @@ void read_cluster(const NemoValues& values, LaunchConfig& out) {
   const NemoValue* devices = find(values, "trainer.devices");
   const auto node_count = nodes != nullptr ? whole_number(nodes->value) : std::optional<std::int64_t>{1};
   const auto per_node = devices != nullptr ? whole_number(devices->value) : std::nullopt;
-  if (!node_count || !per_node) return;
+  if (!node_count || !per_node || !sane_count(*node_count, 1'000'000) || !sane_count(*per_node, 1'000'000)) return;
   out.nodes = *node_count;
   out.gpus = *node_count * *per_node;
   out.understood.push_back(fmt::format("trainer.num_nodes {} x trainer.devices {} -> gpus {}", *node_count, *per_node, *out.gpus));

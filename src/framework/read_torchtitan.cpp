@@ -56,7 +56,8 @@ void read_data_parallel(const Values& values, LaunchConfig& out) {
   const std::int64_t replicate = integer(values, "parallelism.data_parallel_replicate_degree").value_or(1);
   const std::int64_t shard = integer(values, "parallelism.data_parallel_shard_degree").value_or(-1);
   const std::int64_t cp = integer(values, "parallelism.context_parallel_degree").value_or(1);
-  if (shard > 0) take(out, out.layout, "dp", replicate * shard, where(values, "parallelism.data_parallel_shard_degree"));
+  if (sane_count(shard, 1'000'000) && sane_count(replicate, 1'000'000))
+    take(out, out.layout, "dp", replicate * shard, where(values, "parallelism.data_parallel_shard_degree"));
   if (replicate > 1 && shard != 1)
     out.not_understood.push_back("HSDP (data_parallel_replicate_degree > 1 with sharding): gpuplan shards the states "
                                  "over every data-parallel rank");
@@ -114,7 +115,7 @@ void read_batch(const Values& values, LaunchConfig& out) {
   const std::int64_t local = integer(values, "training.local_batch_size").value_or(8);
   const std::int64_t pp = integer(values, "parallelism.pipeline_parallel_degree").value_or(1);
   const std::int64_t micro = pp > 1 ? integer(values, "parallelism.pipeline_parallel_microbatch_size").value_or(1) : local;
-  if (pp > 1 && local % micro != 0)
+  if (pp > 1 && (micro <= 0 || local % micro != 0))
     out.issues.push_back(fmt::format("local_batch_size {} is not a multiple of pipeline_parallel_microbatch_size {} "
                                      "(torchtitan/distributed/pipeline_parallel.py:186-201)", local, micro));
   take(out, out.training, "micro_batch", micro, pp > 1 ? "parallelism.pipeline_parallel_microbatch_size" : where(values, "training.local_batch_size"));

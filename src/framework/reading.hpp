@@ -18,6 +18,10 @@ void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, 
           std::string_view from);
 // The value as the notes print it: 8, bf16, true.
 std::string value_text(const nlohmann::json& value);
+// Whether a count read from a file is one the arithmetic on it can take (degrees, batches, GPUs): the readers
+// leave anything else to the request's own checks instead of multiplying or dividing by it.
+inline bool sane_count(std::int64_t value, std::int64_t most = 1'000'000'000) { return value >= 1 && value <= most; }
+
 // A whole number from text ("8", "-1", "5e8" when it is whole); nothing for anything else.
 std::optional<std::int64_t> whole_number(std::string_view text);
 
