@@ -1,38 +1,35 @@
-// Search speed at frontier scale: what `gpuplan plan` runs (the search and its explanation) for three jobs of the
-// size teams plan today, on 2 threads.
+// Search speed at frontier scale: what `gpuplan plan` runs (the request resolved as the command line resolves it,
+// the search and its explanation) for three jobs of the size teams plan today, on 2 threads.
 #include <benchmark/benchmark.h>
 
 #include <string>
 
-#include "gpuplan/hardware.hpp"
+#include "gpuplan/api.hpp"
 #include "gpuplan/host.hpp"
-#include "gpuplan/model_io.hpp"
-#include "gpuplan/plan.hpp"
 
 namespace {
 
-gpuplan::PlanInputs job(const std::string& model, int nodes, std::int64_t seq_len, std::int64_t global_batch) {
-  gpuplan::PlanInputs in;
-  in.base.model = gpuplan::model_from_catalog(model);
-  in.base.training.seq_len = seq_len;
-  in.base.training.global_batch = global_batch;
-  in.base.overheads = gpuplan::default_overheads();
-  gpuplan::set_cluster(in, gpuplan::make_cluster("dgx-h100", nodes));
-  in.top_k = 3;
-  in.threads = 2;
-  return in;
+gpuplan::api::PlanRequest job(const std::string& model, int nodes, std::int64_t seq_len, std::int64_t global_batch) {
+  return gpuplan::api::from_json<gpuplan::api::PlanRequest>({{"model", model},
+                                                             {"system", "dgx-h100"},
+                                                             {"nodes", nodes},
+                                                             {"seq_len", seq_len},
+                                                             {"global_batch", global_batch},
+                                                             {"top", 3},
+                                                             {"threads", 2}});
 }
 
-void run(benchmark::State& state, const gpuplan::PlanInputs& in) {
-  std::uint64_t space = 0, timed = 0;
+void run(benchmark::State& state, const gpuplan::api::PlanRequest& request) {
+  const gpuplan::ThreadRunner threads;
+  std::uint64_t space = 0, feasible = 0;
   for (auto _ : state) {
-    const gpuplan::PlanResult r = gpuplan::search_plans_threaded(in);
+    const gpuplan::api::PlanResult r = gpuplan::api::run(request, {}, &threads);
     space = r.space;
-    timed = r.timed;
+    feasible = r.feasible;
     benchmark::DoNotOptimize(r.plans.data());
   }
   state.counters["space"] = static_cast<double>(space);
-  state.counters["timed"] = static_cast<double>(timed);
+  state.counters["feasible"] = static_cast<double>(feasible);
 }
 
 // Llama-3.1-405B on 16,384 H100 (2,048 DGX H100) at sequence 8k.

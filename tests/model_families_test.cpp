@@ -117,3 +117,26 @@ TEST(ModelFamilies, Falcon7bMultiQueryParallel) {
   EXPECT_EQ(p.dense_layer.total(), 207070080);
   EXPECT_EQ(p.total, 6921720704);
 }
+
+TEST(ModelFamilies, MoeLayersInARangeCountAsLayerByLayer) {
+  // DeepSeek-V3's first three layers are dense (first_k_dense_replace 3); every later layer is MoE. A model with
+  // layer_freq 2 (every other layer) and one with forced-dense layers (Qwen-MoE's mlp_only_layers) too: the count
+  // over a range is the number of layers is_moe_layer calls MoE there.
+  ModelConfig every = model_from_catalog("deepseek-v3");
+  ModelConfig alternate = every;
+  alternate.moe.first_dense_layers = 1;
+  alternate.moe.layer_freq = 2;
+  ModelConfig forced = every;
+  forced.moe.dense_layer_ids = {4, 7, 8};
+  EXPECT_EQ(every.moe_layers_in(0, 61), 58);
+  EXPECT_EQ(every.moe_layers_in(0, 3), 0);
+  EXPECT_EQ(alternate.moe_layers_in(0, 10), 4);   // layers 2, 4, 6, 8
+  EXPECT_EQ(forced.moe_layers_in(3, 9), 3);       // layers 3, 5, 6
+  for (const ModelConfig* m : {&every, &alternate, &forced})
+    for (std::int64_t begin = 0; begin <= 12; ++begin)
+      for (std::int64_t end = begin; end <= 14; ++end) {
+        std::int64_t layer_by_layer = 0;
+        for (std::int64_t layer = begin; layer < end; ++layer) layer_by_layer += m->is_moe_layer(layer) ? 1 : 0;
+        EXPECT_EQ(m->moe_layers_in(begin, end), layer_by_layer) << begin << ".." << end;
+      }
+}

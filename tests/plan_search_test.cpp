@@ -275,6 +275,35 @@ TEST(PlanSearch, ExplainsTheWinner) {
     }
 }
 
+TEST(PlanSearch, EachSensitivityIsTheBestOfAnUnprunedSearchWithThatChoice) {
+  // The sensitivity's searches start from the bounds the main search computed; an exhaustive search (no pruning,
+  // nothing shared) restricted to the changed choice must find the same best step time.
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 1, 32, 4096);
+  in.explain = true;
+  const PlanResult r = search_plans(in);
+  int compared = 0;
+  for (const Sensitivity& s : r.sensitivity) {
+    PlanInputs alone = in;
+    alone.explain = false;
+    alone.prune = false;
+    alone.top_k = 1;
+    const std::string& change = s.change;
+    auto value_after = [&](std::size_t prefix) { return std::stoll(change.substr(prefix)); };
+    if (change.rfind("ZeRO-", 0) == 0) alone.space.zero = {static_cast<int>(value_after(5))};
+    else if (change.rfind("micro-batch ", 0) == 0) alone.space.micro_batch = {value_after(12)};
+    else if (change.rfind("TP=", 0) == 0) alone.space.tp = {value_after(3)};
+    else if (change.rfind("PP=", 0) == 0) alone.space.pp = {value_after(3)};
+    else continue;
+    const PlanResult best = search_plans(alone);
+    ASSERT_EQ(best.plans.empty(), !s.fits) << change;
+    if (s.fits) {
+      EXPECT_DOUBLE_EQ(best.plans.front().time.step_s, s.step_s) << change;
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, 4);
+}
+
 TEST(PlanSearch, CostObjectiveMayUseFewerNodes) {
   PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 4, 64, 4096);
   in.objective = Objective::cost;

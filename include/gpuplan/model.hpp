@@ -73,6 +73,7 @@ struct ModelConfig {
   // head_dim, or hidden / heads where head_dim is left 0 to follow hidden and heads.
   std::int64_t head_width() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
   bool is_moe_layer(std::int64_t layer_index) const;   // 0-based
+  std::int64_t moe_layers_in(std::int64_t begin, std::int64_t end) const;   // MoE layers among [begin, end)
 };
 
 // Parameters of one decoder layer, split by how parallelism divides them.

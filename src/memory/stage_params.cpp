@@ -3,6 +3,8 @@
 // embeddings and pp > 1 the last stage keeps its own copy of the word embeddings; replicated parameters such as
 // norms and routers are not split by TP.
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include "memory/internal.hpp"
 
@@ -41,6 +43,13 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
   const double token_embedding = static_cast<double>(pc->token_embedding) * vocab_growth / tp;
   const double other_embedding = static_cast<double>(pc->embedding - pc->token_embedding);
   const PipelineSplit split = pipeline_split(m.layers, l);
+  // The buffers depend only on whether a stage holds dense layers, MoE layers or both: priced once for each.
+  std::array<std::optional<TeWgradElements>, 4> wgrad_by_kind;
+  auto wgrad_of = [&](bool dense_layers, bool moe_layers) -> const TeWgradElements& {
+    auto& known = wgrad_by_kind[(dense_layers ? 2 : 0) + (moe_layers ? 1 : 0)];
+    if (!known) known = te_wgrad_elements(m, l, dense_layers, moe_layers);
+    return *known;
+  };
   for (std::size_t i = 0; i < out.size(); ++i) {
     StageParams& sp = out[i];
     sp.first = i == 0;
@@ -49,9 +58,9 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
     if (m.is_moe())  // which of its layers are MoE layers depends on where its chunks lie
       for (std::int64_t chunk = 0; chunk < l.vpp; ++chunk) {
         const auto [begin, end] = split.chunk(static_cast<std::int64_t>(i), chunk);
-        for (std::int64_t layer = begin; layer < end; ++layer) sp.moe_layers += m.is_moe_layer(layer) ? 1 : 0;
+        sp.moe_layers += m.moe_layers_in(begin, end);
       }
-    const TeWgradElements wgrad = te_wgrad_elements(m, l, sp.layers > sp.moe_layers, sp.moe_layers > 0);
+    const TeWgradElements& wgrad = wgrad_of(sp.layers > sp.moe_layers, sp.moe_layers > 0);
     sp.largest_weight = wgrad.largest;
     // Transformer Engine's buffers exist where Megatron-Core runs on it; torchtitan's Linears are PyTorch's.
     if (l.impl == Impl::megatron && l.framework != Framework::torchtitan) {

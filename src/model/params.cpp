@@ -20,6 +20,21 @@ bool ModelConfig::is_moe_layer(std::int64_t layer_index) const {
   return moe.layer_freq <= 1 || layer_index % moe.layer_freq == 0;
 }
 
+std::int64_t ModelConfig::moe_layers_in(std::int64_t begin, std::int64_t end) const {
+  if (!is_moe() || end <= begin) return 0;
+  if (!moe.dense_layer_ids.empty()) {   // an irregular pattern: layer by layer
+    std::int64_t count = 0;
+    for (std::int64_t layer = begin; layer < end; ++layer) count += is_moe_layer(layer) ? 1 : 0;
+    return count;
+  }
+  // The multiples of layer_freq in [max(begin, first_dense_layers), end), as is_moe_layer counts them.
+  const std::int64_t from = std::max(begin, moe.first_dense_layers);
+  if (end <= from) return 0;
+  const std::int64_t freq = std::max<std::int64_t>(1, moe.layer_freq);
+  auto multiples_below = [freq](std::int64_t n) { return (n + freq - 1) / freq; };   // multiples of freq in [0, n)
+  return multiples_below(end) - multiples_below(from);
+}
+
 namespace {
 
 // One norm over `width` channels: RMSNorm has a weight; LayerNorm a weight and usually a bias.

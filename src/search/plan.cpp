@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 #include "framework/rules.hpp"
@@ -169,13 +170,13 @@ std::vector<std::string> why(const Plan& a, const Plan& b) {
 
 search::SearchOutcome constrained(const PlanInputs& base, const std::function<void(SearchSpace&)>& edit,
                                   const ParallelRunner& runner, std::unique_ptr<Evaluator>& ev_out,
-                                  std::unique_ptr<Space>& space_out, double known_best) {
+                                  std::unique_ptr<Space>& space_out, double known_best, const search::BoundMemo& memo) {
   PlanInputs in = base;
   in.explain = false;
   edit(in.space);
   ev_out = std::make_unique<Evaluator>(in);
   space_out = std::make_unique<Space>(*ev_out);
-  return search::run_search(*space_out, 1, runner, {}, known_best);
+  return search::run_search(*space_out, 1, runner, {}, known_best, {&memo, nullptr});
 }
 
 std::vector<std::int64_t> neighbours(const std::vector<std::int64_t>& values, std::int64_t v) {
@@ -259,7 +260,7 @@ std::vector<Probe> sensitivity_probes(const Space& space, const Plan& win) {
 }
 
 void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const search::ChoiceBests& bests,
-                 const ParallelRunner& runner, PlanResult& r) {
+                 const search::BoundMemo& memo, const ParallelRunner& runner, PlanResult& r) {
   for (const Probe& p : sensitivity_probes(space, win)) {
     Sensitivity sv;
     sv.change = p.change;
@@ -267,7 +268,7 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
     std::unique_ptr<Space> sp;
     search::SearchOutcome o;
     try {
-      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value));
+      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value), memo);
     } catch (const InputError&) {
       continue;
     }
@@ -363,7 +364,11 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   const std::size_t k = static_cast<std::size_t>(inputs.top_k);
   // "Why #1 wins" compares with the best runner-up, whatever the number of plans shown.
   const std::size_t searched = inputs.explain ? std::max<std::size_t>(k, 2) : k;
-  search::SearchOutcome o = search::run_search(space, searched, run, progress);
+  // The sensitivity's searches read the item bounds the main search computed.
+  search::BoundMemo memo;
+  search::SearchOutcome o =
+      search::run_search(space, searched, run, progress, std::numeric_limits<double>::infinity(),
+                         {nullptr, inputs.explain ? &memo : nullptr});
   r.evaluated = o.stats.evaluated;
   r.feasible = o.stats.feasible;
   r.timed = o.stats.timed;
@@ -380,7 +385,7 @@ PlanResult search_plans(const PlanInputs& inputs, ProgressCallback progress, con
   } else if (inputs.explain) {
     if (r.plans.size() >= 2) r.why_winner = why(r.plans[0], r.plans[1]);
     else r.why_winner.push_back("the only layout that fits");
-    sensitivity(inputs, space, r.plans[0], o.choice_bests, run, r);
+    sensitivity(inputs, space, r.plans[0], o.choice_bests, memo, run, r);
   }
   if (r.plans.size() > k) r.plans.resize(k);
   r.search_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -319,17 +319,19 @@ void lower_threshold(std::atomic<double>& t, double v) {
 
 class Worker {
  public:
-  Worker(const Space& space, Shared& shared, std::size_t k)
-      : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), est_(space.evaluator().estimate_inputs()) {}
+  // `known`: for each shape of the space, the bounds an earlier search computed for its items (empty: none);
+  // `record`: whether to keep the bounds this worker computes in computed_bounds.
+  Worker(const Space& space, Shared& shared, std::size_t k, const std::vector<const BoundMemo::ShapeBounds*>& known,
+         bool record)
+      : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), known_(known), record_(record),
+        est_(space.evaluator().estimate_inputs()) {}
 
   void run(const std::vector<std::pair<std::size_t, std::int64_t>>& items) {
     for (;;) {
       const std::size_t i = sh_.next.fetch_add(1, std::memory_order_relaxed);
       if (i >= items.size()) break;
-      const Shape& s = sp_.shapes()[items[i].first];
-      const memory::MemoryModel memory_model = ev_.memory_model(s);
       const std::uint64_t before = counted();
-      item(items[i].first, s, memory_model, items[i].second);
+      item(items[i].first, sp_.shapes()[items[i].first], items[i].second);
       sh_.done.fetch_add(counted() - before, std::memory_order_relaxed);
       if (progress_ != nullptr && *progress_) maybe_report();
     }
@@ -345,6 +347,12 @@ class Worker {
   std::vector<Candidate> top;
   Stats stats;
   ChoiceBests choice_bests;
+  struct ComputedBounds {
+    std::size_t shape_index;
+    std::int64_t micro_batch;
+    BoundMemo::Bounds bounds;
+  };
+  std::vector<ComputedBounds> computed_bounds;
 
  private:
   std::uint64_t counted() const { return stats.evaluated + stats.pruned_states + stats.pruned_time; }
@@ -428,18 +436,20 @@ class Worker {
   struct Item {
     std::size_t shape_index;
     const Shape& shape;
-    const memory::MemoryModel& memory;
     std::int64_t micro_batch;
+    const memory::MemoryModel* memory = nullptr;   // built once the item's time bound passes
     double floor = 0;                      // the FLOP floor of the item's plainest layout
     double bounds[4] = {0, 0, 0, 0};       // per (sequence parallelism, overlap)
     double bound(const Variant& v) const { return bounds[(v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)]; }
   };
 
-  void item(std::size_t shape_index, const Shape& s, const memory::MemoryModel& memory_model, std::int64_t mb) {
+  void item(std::size_t shape_index, const Shape& s, std::int64_t mb) {
     have_[0] = have_[1] = have_[2] = have_[3] = false;
     for (auto& m : models_) m.reset();
-    Item it{shape_index, s, memory_model, mb};
+    Item it{shape_index, s, mb};
     if (ev_.inputs().prune && !bound_item(it)) return;
+    const memory::MemoryModel memory_model = ev_.memory_model(s);
+    it.memory = &memory_model;
     item_best_ = std::numeric_limits<double>::infinity();
     const auto& spov = sp_.spov(s);
     const double usable = static_cast<double>(ev_.usable_bytes());
@@ -471,16 +481,34 @@ class Worker {
     plain.micro_batch = it.micro_batch;
     ev_.set_layout(est_, it.shape, plain);
     it.floor = ev_.step_lower_bound_s(est_);
+    // The FLOP floor first: it costs nothing beside the step models, and most items of a large space fall to it.
+    // The 1F1B bubble adds (pp - 1) / vpp average stage times, each at least the floor's share of a microbatch.
+    const double microbatches = static_cast<double>(ev_.microbatches(it.shape, it.micro_batch));
+    const double with_bubble =
+        it.floor * (1.0 + static_cast<double>(it.shape.pp - 1) / (static_cast<double>(it.shape.vpp) * microbatches));
+    if (ev_.score(it.shape, with_bubble * (1.0 - 1e-9)) > threshold()) {
+      stats.pruned_time += sp_.inner_count(it.shape);
+      return false;
+    }
+    const BoundMemo::Bounds* known =
+        known_.empty() ? nullptr : BoundMemo::find(known_[it.shape_index], it.micro_batch);
     double best = std::numeric_limits<double>::infinity();
     for (const auto& [sp, ov] : sp_.spov(it.shape)) {
-      Variant probe = plain;
-      probe.sequence_parallel = sp;
-      probe.tp_overlap = ov;
-      ev_.set_layout(est_, it.shape, probe);
-      double& b = it.bounds[(sp ? 2 : 0) + (ov ? 1 : 0)];
-      b = Evaluator::variant_lower_bound_s(model(sp, ov));
+      const int index = (sp ? 2 : 0) + (ov ? 1 : 0);
+      double& b = it.bounds[index];
+      if (known != nullptr) {
+        b = (*known)[static_cast<std::size_t>(index)];
+      } else {
+        Variant probe = plain;
+        probe.sequence_parallel = sp;
+        probe.tp_overlap = ov;
+        ev_.set_layout(est_, it.shape, probe);
+        b = Evaluator::variant_lower_bound_s(model(sp, ov));
+      }
       best = std::min(best, b);
     }
+    if (known == nullptr && record_)
+      computed_bounds.push_back({it.shape_index, it.micro_batch, {it.bounds[0], it.bounds[1], it.bounds[2], it.bounds[3]}});
     if (ev_.score(it.shape, best) <= threshold()) return true;
     stats.pruned_time += sp_.inner_count(it.shape);
     return false;
@@ -499,26 +527,26 @@ class Worker {
       v.recompute = Recompute::none;
       v.recompute_layers = -1;
       if (bound_prunes(it, v, Recompute::none, -1)) ++stats.pruned_time;
-      else evaluate(it.shape_index, it.shape, it.memory, v, acts(it.memory, it.micro_batch, sp, false));
+      else evaluate(it.shape_index, it.shape, *it.memory, v, acts(*it.memory, it.micro_batch, sp, false));
     }
     if (sp_.rc_selective()) {
       v.recompute = Recompute::selective;
       v.recompute_layers = -1;
       if (bound_prunes(it, v, Recompute::selective, -1)) ++stats.pruned_time;
-      else evaluate(it.shape_index, it.shape, it.memory, v, acts(it.memory, it.micro_batch, sp, true));
+      else evaluate(it.shape_index, it.shape, *it.memory, v, acts(*it.memory, it.micro_batch, sp, true));
     }
     if (!sp_.rc_full()) return;
     v.recompute = Recompute::full;
-    const auto& a = acts(it.memory, it.micro_batch, sp, false);
+    const auto& a = acts(*it.memory, it.micro_batch, sp, false);
     const std::int64_t lps = it.shape.layers_per_stage;
     if (!sp_.partial_recompute()) {
       v.recompute_layers = -1;
       if (bound_prunes(it, v, Recompute::full, -1)) ++stats.pruned_time;
-      else evaluate(it.shape_index, it.shape, it.memory, v, a);
+      else evaluate(it.shape_index, it.shape, *it.memory, v, a);
     } else if (!ev_.inputs().prune) {
       for (std::int64_t k = 1; k <= lps; ++k) {
         v.recompute_layers = k == lps ? -1 : k;
-        evaluate(it.shape_index, it.shape, it.memory, v, a);
+        evaluate(it.shape_index, it.shape, *it.memory, v, a);
       }
     } else {
       partial_recompute(it, v, a);
@@ -538,7 +566,7 @@ class Worker {
     auto mem_at = [&](std::int64_t k) {
       v.recompute_layers = layers_flag(k);
       probed.push_back(k);
-      return it.memory.peak(a, v);
+      return it.memory->peak(a, v);
     };
     std::int64_t lo = 1, hi = lps;
     const memory::MemoryPeak m_all = mem_at(hi);
@@ -570,7 +598,7 @@ class Worker {
         break;
       }
       v.recompute_layers = layers_flag(k);
-      evaluate(it.shape_index, it.shape, it.memory, v, a, k == hi ? &m_fit : nullptr);
+      evaluate(it.shape_index, it.shape, *it.memory, v, a, k == hi ? &m_fit : nullptr);
     }
   }
 
@@ -578,6 +606,8 @@ class Worker {
   const Evaluator& ev_;
   Shared& sh_;
   std::size_t k_;
+  const std::vector<const BoundMemo::ShapeBounds*>& known_;
+  bool record_ = false;
   const ProgressCallback* progress_ = nullptr;
   std::uint64_t total_ = 0;
   std::chrono::steady_clock::time_point last_report_;
@@ -639,7 +669,7 @@ std::vector<std::pair<std::size_t, std::int64_t>> ordered_items(const Space& spa
 }  // namespace
 
 SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
-                         const ProgressCallback& progress, double known_best) {
+                         const ProgressCallback& progress, double known_best, BoundSharing memo) {
   const std::vector<std::pair<std::size_t, std::int64_t>> items = ordered_items(space);
   Shared shared;
   shared.threshold = known_best;
@@ -647,7 +677,11 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
   const int n = std::max(1, std::min<int>(requested, static_cast<int>(std::max<std::size_t>(1, items.size()))));
   std::vector<Worker> workers;
   workers.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) workers.emplace_back(space, shared, std::max<std::size_t>(1, k));
+  std::vector<const BoundMemo::ShapeBounds*> known;
+  if (memo.known != nullptr)
+    for (const Shape& s : space.shapes()) known.push_back(memo.known->find(s));
+  for (int i = 0; i < n; ++i)
+    workers.emplace_back(space, shared, std::max<std::size_t>(1, k), known, memo.record != nullptr);
   // Worker 0 reports the progress, so the callback is only ever called from one thread.
   workers[0].report_progress(&progress, space.total());
   runner.run(n, [&](int worker) { workers[static_cast<std::size_t>(worker)].run(items); });
@@ -661,6 +695,8 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
     out.stats.pruned_time += w.stats.pruned_time;
     for (auto& c : w.top) out.top.push_back(std::move(c));
     out.choice_bests.merge(w.choice_bests);
+    if (memo.record != nullptr)
+      for (const auto& c : w.computed_bounds) memo.record->add(space.shapes()[c.shape_index], c.micro_batch, c.bounds);
   }
   std::sort(out.top.begin(), out.top.end(), better);
   if (out.top.size() > k) out.top.resize(k);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "search/bound_memo.hpp"
 #include "search/evaluator.hpp"
 
 namespace gpuplan::search {
@@ -105,8 +106,14 @@ struct SearchOutcome {
 
 // The top k of the space. `known_best`: the score of a layout of the space known to fit (an upper bound on the
 // best), which prunes from the start; +infinity when none is known.
+// `memo.known`: item bounds an earlier search of the same job computed, read instead of computed again;
+// `memo.record`: where this search adds the bounds it computes (after the workers finish). Either may be null.
+struct BoundSharing {
+  const BoundMemo* known = nullptr;
+  BoundMemo* record = nullptr;
+};
 SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
                          const ProgressCallback& progress,
-                         double known_best = std::numeric_limits<double>::infinity());
+                         double known_best = std::numeric_limits<double>::infinity(), BoundSharing memo = {});
 
 }  // namespace gpuplan::search

@@ -1,0 +1,40 @@
+// The time bounds of work items, remembered across the searches of one plan.
+#include "search/bound_memo.hpp"
+
+namespace gpuplan::search {
+
+BoundMemo::Key BoundMemo::key(const Shape& s) {
+  return {s.gpus, s.tp, s.cp, s.pp, s.vpp, s.ep, s.etp, s.first_stage_layers, s.last_stage_layers};
+}
+
+void BoundMemo::add(const Shape& shape, std::int64_t micro_batch, const Bounds& bounds) {
+  shapes_[key(shape)].push_back({micro_batch, bounds});
+}
+
+const BoundMemo::ShapeBounds* BoundMemo::find(const Shape& shape) const {
+  const auto it = shapes_.find(key(shape));
+  return it == shapes_.end() ? nullptr : &it->second;
+}
+
+const BoundMemo::Bounds* BoundMemo::find(const ShapeBounds* shape_bounds, std::int64_t micro_batch) {
+  if (shape_bounds == nullptr) return nullptr;
+  for (const auto& [mb, bounds] : *shape_bounds)   // a shape has a dozen micro-batches or so
+    if (mb == micro_batch) return &bounds;
+  return nullptr;
+}
+
+std::size_t BoundMemo::KeyHash::operator()(const Key& key) const {
+  // Each value folded in and the whole mixed (splitmix64's finalizer): the keys are small integers that differ in
+  // a few bits, and the table's buckets take the hash modulo their count.
+  std::uint64_t hash = 0;
+  for (const std::int64_t value : key) {
+    hash = (hash ^ static_cast<std::uint64_t>(value)) * 0x9e3779b97f4a7c15ull;
+    hash ^= hash >> 29;
+  }
+  hash ^= hash >> 31;
+  hash *= 0xbf58476d1ce4e5b9ull;
+  hash ^= hash >> 27;
+  return static_cast<std::size_t>(hash);
+}
+
+}  // namespace gpuplan::search

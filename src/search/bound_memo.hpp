@@ -1,0 +1,39 @@
+#pragma once
+// The time bounds of a search's work items, kept for later searches of the same job over narrower spaces (the
+// sensitivity's constrained searches). A work item is a shape and a micro-batch; its bound for each choice of
+// sequence parallelism and TP overlap comes from a step model that depends on nothing else, so a later search
+// reads it instead of building that model again.
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "search/evaluator.hpp"
+
+namespace gpuplan::search {
+
+class BoundMemo {
+ public:
+  // The bounds of an item's (sequence parallelism, overlap) choices, by index (sp ? 2 : 0) + (overlap ? 1 : 0);
+  // those of a choice the item does not have are not read.
+  using Bounds = std::array<double, 4>;
+  // A shape's items with known bounds: (micro-batch, bounds).
+  using ShapeBounds = std::vector<std::pair<std::int64_t, Bounds>>;
+
+  void add(const Shape& shape, std::int64_t micro_batch, const Bounds& bounds);
+  // The items of a shape (null when none is known): a search looks each of its shapes up once, not each item.
+  const ShapeBounds* find(const Shape& shape) const;
+  static const Bounds* find(const ShapeBounds* shape_bounds, std::int64_t micro_batch);
+
+ private:
+  // What identifies a shape: its degrees and its pipeline split.
+  using Key = std::array<std::int64_t, 9>;
+  static Key key(const Shape& shape);
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const;
+  };
+  std::unordered_map<Key, ShapeBounds, KeyHash> shapes_;
+};
+
+}  // namespace gpuplan::search
