@@ -53,7 +53,7 @@ double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g)
   return e.group.emplace(*fabric_, c, g).time_s(bytes);
 }
 
-StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
+StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* compute_memo)
     : in_(&in), job_(&job), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap),
       collective_(in.fabric) {
   if (!in.memory.model)
@@ -105,7 +105,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
 
-  const LayerCosts costs = price_compute(mc, s);
+  const LayerCosts costs = price_compute(mc, s, compute_memo);
   // Microbatches per pipeline and step, as estimate_memory counts them.
   microbatches_ = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
   virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
@@ -117,11 +117,18 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job)
   price_stages(s, costs);
 }
 
-StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const MicrobatchShape& s) {
+StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo) {
   const ModelConfig& m = *in_->memory.model;
   const Layout& l = layout_;
+  const std::int64_t etp_degree = l.etp > 0 ? l.etp : l.tp;
+  const ComputeMemo::Key key{l.tp, l.cp, in_->memory.training.micro_batch, s.sequence_parallel ? 1 : 0, l.ep, etp_degree};
+  if (const ComputeMemo::Priced* known = memo != nullptr ? memo->find(key) : nullptr) {
+    set_compute_fields(known->costs, known->attention_core);
+    price_layer_comm(s, known->attention_core);
+    return known->costs;
+  }
   const double ep = static_cast<double>(l.ep);
-  const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
+  const double etp = static_cast<double>(etp_degree);
   LayerCosts costs;
   const Cost core = attention_core(mc, m, s);
   costs.dense = layer_body(mc, m, s, false, ep, etp);
@@ -130,17 +137,13 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
     costs.moe = layer_body(mc, m, s, true, ep, etp);
     costs.moe += core;
   }
-  dense_layer_forward_s_ = costs.dense.forward_s;
-  moe_layer_forward_s_ = costs.moe.forward_s;
-  attention_core_forward_s_ = core.forward_s;
-  layer_gemm_forward_s_ = costs.dense.gemm_forward_s;
   // Embedding (first stage) and output layer + loss (last stage).
-  embedding_width_ = static_cast<double>(detail::embedding_width(m));
+  const double embedding_width = static_cast<double>(detail::embedding_width(m));
   const double vocab_per_rank = static_cast<double>(m.vocab) / s.tp;
   const double e = s.element_bytes;
   costs.embedding.forward_s = memory_bound_s(mc, 4 * s.tokens * s.hidden * e, 2);
-  costs.embedding.backward_s = memory_bound_s(mc, vocab_per_rank * embedding_width_ * 4 + s.tokens * s.hidden * (e + 4), 2);
-  const Cost output = linear(mc, s, s.tokens, vocab_per_rank, embedding_width_, 1);
+  costs.embedding.backward_s = memory_bound_s(mc, vocab_per_rank * embedding_width * 4 + s.tokens * s.hidden * (e + 4), 2);
+  const Cost output = linear(mc, s, s.tokens, vocab_per_rank, embedding_width, 1);
   const double final_norm = memory_bound_s(mc, 2 * s.tokens * s.hidden * e, 1);
   // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
   costs.head.forward_s = output.forward_s + final_norm + memory_bound_s(mc, s.tokens * vocab_per_rank * (e + 3 * 4), 3);
@@ -149,9 +152,26 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it.
   costs.dense_kernels = layer_kernels_forward(m, s, false, l.tp > 1);
   costs.moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : costs.dense_kernels;
+  if (memo != nullptr) memo->add(key, {costs, core});
+  set_compute_fields(costs, core);
   price_layer_comm(s, core);
   return costs;
 }
+
+void StepModel::set_compute_fields(const LayerCosts& costs, const Cost& attention_core) {
+  dense_layer_forward_s_ = costs.dense.forward_s;
+  moe_layer_forward_s_ = costs.moe.forward_s;
+  attention_core_forward_s_ = attention_core.forward_s;
+  layer_gemm_forward_s_ = costs.dense.gemm_forward_s;
+  embedding_width_ = static_cast<double>(detail::embedding_width(*in_->memory.model));
+}
+
+const StepModel::ComputeMemo::Priced* StepModel::ComputeMemo::find(const Key& key) const {
+  const auto it = priced_.find(key);
+  return it == priced_.end() ? nullptr : &it->second;
+}
+
+void StepModel::ComputeMemo::add(const Key& key, const Priced& priced) { priced_.emplace(key, priced); }
 
 void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
   const ModelConfig& m = *in_->memory.model;

@@ -8,12 +8,14 @@
 
 #include <array>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "comm/group_collective.hpp"
 #include "gpuplan/estimate.hpp"
 #include "memory/internal.hpp"
 #include "perf/layer_cost.hpp"
+#include "util/array_hash.hpp"
 
 namespace gpuplan::perf {
 
@@ -46,8 +48,10 @@ class CommMemo {
 
 class StepModel {
  public:
-  // Validates `in` as estimate_step does (InputError). `in` and `job` must outlive the model.
-  StepModel(const EstimateInputs& in, const StepJob& job);
+  class ComputeMemo;
+  // Validates `in` as estimate_step does (InputError). `in` and `job` must outlive the model. `compute_memo`
+  // (optional) holds the per-layer compute of step models built before from the same job.
+  StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* compute_memo = nullptr);
   StepModel(const StepModel&) = delete;  // holds pointers into itself and into `in`
   StepModel& operator=(const StepModel&) = delete;
   // The step of the model's shape with `variant`'s ZeRO stage, offload, offload target and recomputation (its
@@ -86,7 +90,8 @@ class StepModel {
   // What the stages add up to, across the step.
   struct StepTotals;
 
-  LayerCosts price_compute(const Machine& mc, const MicrobatchShape& s);
+  LayerCosts price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo);
+  void set_compute_fields(const LayerCosts& costs, const Cost& attention_core);
   void price_layer_comm(const MicrobatchShape& s, const Cost& attention_core);
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
@@ -126,6 +131,25 @@ class StepModel {
   double bucket_bytes_ = 0;
   mutable CommMemo collective_;
   mutable double full_reduce_bucket_s_[2] = {-1, -1}, full_gather_bucket_s_ = -1;
+};
+
+// The per-layer compute of one microbatch (GEMMs, attention core, memory-bound kernels, embedding and output
+// layer) depends on the job and on TP, CP, micro-batch, sequence parallelism, EP and ETP only. A search's layouts
+// that differ in pipeline, data parallelism or variant share it: one memo per search worker prices it once per
+// such shape. Not for concurrent use; every step model given one must come from the same job.
+class StepModel::ComputeMemo {
+ public:
+  struct Priced {
+    LayerCosts costs;
+    Cost attention_core;
+  };
+  using Key = std::array<std::int64_t, 6>;   // tp, cp, micro-batch, sequence parallelism, ep, etp
+  const Priced* find(const Key& key) const;
+  void add(const Key& key, const Priced& priced);
+  std::size_t size() const { return priced_.size(); }
+
+ private:
+  std::unordered_map<Key, Priced, detail::ArrayHash> priced_;
 };
 
 // step_time_lower_bound_s with the job's constants.

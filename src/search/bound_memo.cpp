@@ -23,18 +23,4 @@ const BoundMemo::Bounds* BoundMemo::find(const ShapeBounds* shape_bounds, std::i
   return nullptr;
 }
 
-std::size_t BoundMemo::KeyHash::operator()(const Key& key) const {
-  // Each value folded in and the whole mixed (splitmix64's finalizer): the keys are small integers that differ in
-  // a few bits, and the table's buckets take the hash modulo their count.
-  std::uint64_t hash = 0;
-  for (const std::int64_t value : key) {
-    hash = (hash ^ static_cast<std::uint64_t>(value)) * 0x9e3779b97f4a7c15ull;
-    hash ^= hash >> 29;
-  }
-  hash ^= hash >> 31;
-  hash *= 0xbf58476d1ce4e5b9ull;
-  hash ^= hash >> 27;
-  return static_cast<std::size_t>(hash);
-}
-
 }  // namespace gpuplan::search

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "search/evaluator.hpp"
+#include "util/array_hash.hpp"
 
 namespace gpuplan::search {
 
@@ -30,10 +31,7 @@ class BoundMemo {
   // What identifies a shape: its degrees and its pipeline split.
   using Key = std::array<std::int64_t, 9>;
   static Key key(const Shape& shape);
-  struct KeyHash {
-    std::size_t operator()(const Key& key) const;
-  };
-  std::unordered_map<Key, ShapeBounds, KeyHash> shapes_;
+  std::unordered_map<Key, ShapeBounds, detail::ArrayHash> shapes_;
 };
 
 }  // namespace gpuplan::search

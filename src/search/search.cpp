@@ -311,6 +311,16 @@ struct Shared {
   std::atomic<std::uint64_t> done{0};
 };
 
+// A work item: a shape and a micro-batch, with the FLOP floor of its plainest layout (step_time_lower_bound_s)
+// and that floor with the 1F1B bubble, which adds (pp - 1) / vpp average stage times, each at least the floor's
+// share of a microbatch. Items are searched in the order of the latter, their first bound.
+struct WorkItem {
+  std::size_t shape_index = 0;
+  std::int64_t micro_batch = 1;
+  double floor = 0;
+  double floor_with_bubble = 0;
+};
+
 void lower_threshold(std::atomic<double>& t, double v) {
   double cur = t.load(std::memory_order_relaxed);
   while (v < cur && !t.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
@@ -326,12 +336,12 @@ class Worker {
       : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), known_(known), record_(record),
         est_(space.evaluator().estimate_inputs()) {}
 
-  void run(const std::vector<std::pair<std::size_t, std::int64_t>>& items) {
+  void run(const std::vector<WorkItem>& items) {
     for (;;) {
       const std::size_t i = sh_.next.fetch_add(1, std::memory_order_relaxed);
       if (i >= items.size()) break;
       const std::uint64_t before = counted();
-      item(items[i].first, sp_.shapes()[items[i].first], items[i].second);
+      item(items[i]);
       sh_.done.fetch_add(counted() - before, std::memory_order_relaxed);
       if (progress_ != nullptr && *progress_) maybe_report();
     }
@@ -443,10 +453,17 @@ class Worker {
     double bound(const Variant& v) const { return bounds[(v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)]; }
   };
 
-  void item(std::size_t shape_index, const Shape& s, std::int64_t mb) {
+  void item(const WorkItem& work) {
+    const Shape& s = sp_.shapes()[work.shape_index];
+    const std::int64_t mb = work.micro_batch;
+    if (ev_.inputs().prune && ev_.score(s, work.floor_with_bubble * (1.0 - 1e-9)) > threshold()) {
+      stats.pruned_time += sp_.inner_count(s);   // the FLOP floor alone: no step model is built
+      return;
+    }
     have_[0] = have_[1] = have_[2] = have_[3] = false;
     for (auto& m : models_) m.reset();
-    Item it{shape_index, s, mb};
+    Item it{work.shape_index, s, mb};
+    it.floor = work.floor;
     if (ev_.inputs().prune && !bound_item(it)) return;
     const memory::MemoryModel memory_model = ev_.memory_model(s);
     it.memory = &memory_model;
@@ -479,17 +496,6 @@ class Worker {
   bool bound_item(Item& it) {
     Variant plain;
     plain.micro_batch = it.micro_batch;
-    ev_.set_layout(est_, it.shape, plain);
-    it.floor = ev_.step_lower_bound_s(est_);
-    // The FLOP floor first: it costs nothing beside the step models, and most items of a large space fall to it.
-    // The 1F1B bubble adds (pp - 1) / vpp average stage times, each at least the floor's share of a microbatch.
-    const double microbatches = static_cast<double>(ev_.microbatches(it.shape, it.micro_batch));
-    const double with_bubble =
-        it.floor * (1.0 + static_cast<double>(it.shape.pp - 1) / (static_cast<double>(it.shape.vpp) * microbatches));
-    if (ev_.score(it.shape, with_bubble * (1.0 - 1e-9)) > threshold()) {
-      stats.pruned_time += sp_.inner_count(it.shape);
-      return false;
-    }
     const BoundMemo::Bounds* known =
         known_.empty() ? nullptr : BoundMemo::find(known_[it.shape_index], it.micro_batch);
     double best = std::numeric_limits<double>::infinity();
@@ -618,12 +624,13 @@ class Worker {
   // The step models of the current item (shape and micro-batch), one per (sequence parallelism, TP overlap): every
   // ZeRO stage, offload and recomputation of the item is timed by one of them.
   std::array<std::unique_ptr<perf::StepModel>, 4> models_;
+  perf::StepModel::ComputeMemo compute_memo_;   // the per-layer compute of every shape this worker priced
 
   // The model for `sp` and `tp_overlap`, built from est_ (which must hold a layout of the current item with them)
   // the first time it is asked for.
   const perf::StepModel& model(bool sp, bool tp_overlap) {
     auto& m = models_[(sp ? 2 : 0) + (tp_overlap ? 1 : 0)];
-    if (!m) m = std::make_unique<perf::StepModel>(est_, ev_.step_job());
+    if (!m) m = std::make_unique<perf::StepModel>(est_, ev_.step_job(), &compute_memo_);
     return *m;
   }
 };
@@ -639,28 +646,30 @@ std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v) {
 
 namespace {
 
-// Work items: (shape, micro-batch), the most promising first so the k-th best tightens early.
-std::vector<std::pair<std::size_t, std::int64_t>> ordered_items(const Space& space) {
+// Work items: (shape, micro-batch), the most promising first so the k-th best tightens early (any order gives
+// the same answer).
+std::vector<WorkItem> ordered_items(const Space& space) {
   const Evaluator& ev = space.evaluator();
-  std::vector<std::pair<std::size_t, std::int64_t>> items;
+  std::vector<WorkItem> items;
   std::vector<double> order;
   EstimateInputs est = ev.estimate_inputs();
   for (std::size_t i = 0; i < space.shapes().size(); ++i)
     for (std::int64_t mb : space.micro_batches()[i]) {
-      items.push_back({i, mb});
       const Shape& s = space.shapes()[i];
       Variant v;
       v.micro_batch = mb;
       ev.set_layout(est, s, v);
-      // Heuristic order only (any order gives the same answer): the FLOP floor with the 1F1B bubble.
-      const double m = static_cast<double>(ev.microbatches(s, mb));
-      const double bubble = static_cast<double>(s.pp - 1) / (static_cast<double>(s.vpp) * m);
-      order.push_back(ev.score(s, ev.step_lower_bound_s(est) * (1.0 + bubble)));
+      WorkItem item{i, mb, ev.step_lower_bound_s(est), 0};
+      const double microbatches = static_cast<double>(ev.microbatches(s, mb));
+      item.floor_with_bubble =
+          item.floor * (1.0 + static_cast<double>(s.pp - 1) / (static_cast<double>(s.vpp) * microbatches));
+      items.push_back(item);
+      order.push_back(ev.score(s, item.floor_with_bubble));
     }
   std::vector<std::size_t> idx(items.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
-  std::vector<std::pair<std::size_t, std::int64_t>> sorted;
+  std::vector<WorkItem> sorted;
   sorted.reserve(items.size());
   for (std::size_t i : idx) sorted.push_back(items[i]);
   return sorted;
@@ -670,7 +679,7 @@ std::vector<std::pair<std::size_t, std::int64_t>> ordered_items(const Space& spa
 
 SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
                          const ProgressCallback& progress, double known_best, BoundSharing memo) {
-  const std::vector<std::pair<std::size_t, std::int64_t>> items = ordered_items(space);
+  const std::vector<WorkItem> items = ordered_items(space);
   Shared shared;
   shared.threshold = known_best;
   const int requested = runner.workers(space.evaluator().inputs().threads);
