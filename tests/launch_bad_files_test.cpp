@@ -42,6 +42,17 @@ TEST(LaunchBadFiles, TruncatedJsonNamesTheLine) {
   EXPECT_NE(r.err.find("ds_config.json:4"), std::string::npos) << r.err;   // the text ends after line 3
 }
 
+TEST(LaunchBadFiles, ANumberNoDoubleHoldsIsRefused) {
+  // Found by launch_config_fuzz: JSON allows 5e7999, a double does not; it was an uncaught out_of_range.
+  const auto r = estimate_from("ds_config.json",
+                               "{\"train_micro_batch_size_per_gpu\": 1, \"zero_optimization\": "
+                               "{\"stage\": 3, \"allgather_bucket_size\": 5e7999}}",
+                               "--model llama-3.1-8b");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("gpuplan: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("ds_config.json: not JSON"), std::string::npos) << r.err;
+}
+
 TEST(LaunchBadFiles, TruncatedTomlNamesTheLine) {
   const auto r = estimate_from("job.toml", "[parallelism]\ntensor_parallel_degree = 8\n[training\n");
   EXPECT_EQ(r.status, 2) << r.err;

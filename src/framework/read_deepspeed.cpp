@@ -29,6 +29,9 @@ json parse(std::string_view path, std::string_view text) {
   } catch (const json::parse_error& e) {
     throw InputError(at_line(path, text, e.byte), "not JSON (" + std::string(e.what()).substr(0, 120) + ")",
                      "a ds_config.json object");
+  } catch (const json::exception& e) {   // out_of_range: a number such as 5e7999 that no double holds
+    throw InputError(std::string(path), "not JSON (" + std::string(e.what()).substr(0, 120) + ")",
+                     "a ds_config.json object with numbers a double holds");
   }
 }
 
