@@ -19,7 +19,7 @@ command -v "$CLANG" >/dev/null || { echo "fuzz-smoke: $CLANG not found (libFuzze
 
 # The whole library is instrumented for coverage (fuzzer-no-link) and sanitizers, not only the target files.
 CXX="$CLANG" cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGPUPLAN_FUZZ=ON -DGPUPLAN_BENCH=OFF -DGPUPLAN_PYTHON=OFF -DGPUPLAN_BUILD_TESTS=OFF \
+  -DGPUPLAN_FUZZ=ON -DGPUPLAN_FUZZ_SANITIZERS="$SANITIZERS" -DGPUPLAN_BENCH=OFF -DGPUPLAN_PYTHON=OFF -DGPUPLAN_BUILD_TESTS=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,$SANITIZERS -fno-sanitize-recover=all -fno-omit-frame-pointer" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$SANITIZERS" >/dev/null
 

@@ -32,20 +32,28 @@ std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
 std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& candidates,
                                        std::size_t limit) {
   const std::string key = lower(name);
+  // Names farther than this are noise, not suggestions.
+  const std::size_t farthest = std::max<std::size_t>(3, key.size() / 2);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& c : candidates) {
     const std::string lc = lower(c);
     // A substring hit ("llama" in "llama-2-7b") ranks ahead of any edit-distance match.
     const bool contains = !key.empty() && (lc.find(key) != std::string::npos || key.find(lc) != std::string::npos);
-    scored.emplace_back(contains ? 0 : 1 + edit_distance(key, lc), c);
+    if (contains) {
+      scored.emplace_back(0, c);
+      continue;
+    }
+    // The distance is at least the difference in length: a name that much longer or shorter is never offered,
+    // and a long garbage word is not compared letter by letter with every candidate.
+    const std::size_t length_gap = key.size() > lc.size() ? key.size() - lc.size() : lc.size() - key.size();
+    if (length_gap > farthest) continue;
+    scored.emplace_back(1 + edit_distance(key, lc), c);
   }
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (const auto& [score, c] : scored) {
-    if (out.size() >= limit) break;
-    // Far-off names are noise, not suggestions.
-    if (score > 1 + std::max<std::size_t>(3, key.size() / 2)) break;
+    if (out.size() >= limit || score > 1 + farthest) break;
     out.push_back(c);
   }
   return out;
