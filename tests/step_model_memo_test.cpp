@@ -1,6 +1,7 @@
 // The search's step models share the per-layer compute of layouts with the same TP, CP, micro-batch, sequence
-// parallelism, EP and ETP (StepModel::ComputeMemo). Every step time priced through a shared memo must be exactly
-// estimate_step's for the same layout, priced from scratch.
+// parallelism, EP and ETP, and the stage contents of layouts with the same TP, PP, VPP, EP, ETP and split
+// (StepModel::ComputeMemo). Every step time priced through a shared memo must be exactly estimate_step's for the
+// same layout, priced from scratch.
 #include <gtest/gtest.h>
 
 #include <vector>

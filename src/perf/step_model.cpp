@@ -71,7 +71,8 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
   placement_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
   gpus_sharing_host_ = static_cast<double>(std::min(gpus_per_node, std::max<std::int64_t>(1, l.gpus)));
-  stages_ = memory::stage_params(in.memory, l, &job.counts);
+  stages_ = compute_memo != nullptr ? compute_memo->stages(in.memory, l, job.counts)
+                                    : memory::stage_params(in.memory, l, &job.counts);
   host_link_Bps_ = in.gpu.host_per_direction_GBps * 1e9 * job.perf.host_link_efficiency;
   // The node's drives serve all of its GPUs at once; each GPU's share then crosses its own host link.
   auto nvme_share = [&](double node_GBps) {
@@ -172,6 +173,14 @@ const StepModel::ComputeMemo::Priced* StepModel::ComputeMemo::find(const Key& ke
 }
 
 void StepModel::ComputeMemo::add(const Key& key, const Priced& priced) { priced_.emplace(key, priced); }
+
+const std::vector<memory::StageParams>& StepModel::ComputeMemo::stages(const MemoryInputs& in, const Layout& l,
+                                                                       const ParamCounts& counts) {
+  const StageKey key{l.tp, l.pp, l.vpp, l.ep, l.etp, l.first_stage_layers, l.last_stage_layers};
+  auto it = stages_.find(key);
+  if (it == stages_.end()) it = stages_.emplace(key, memory::stage_params(in, l, &counts)).first;
+  return it->second;
+}
 
 void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
   const ModelConfig& m = *in_->memory.model;

@@ -147,9 +147,14 @@ class StepModel::ComputeMemo {
   const Priced* find(const Key& key) const;
   void add(const Key& key, const Priced& priced);
   std::size_t size() const { return priced_.size(); }
+  // What each pipeline stage holds (memory::stage_params), which depends on TP, PP, VPP, EP, ETP and the split
+  // only: the step models of one shape's micro-batches and sequence-parallel choices share it.
+  const std::vector<memory::StageParams>& stages(const MemoryInputs& in, const Layout& layout, const ParamCounts& counts);
 
  private:
+  using StageKey = std::array<std::int64_t, 7>;
   std::unordered_map<Key, Priced, detail::ArrayHash> priced_;
+  std::unordered_map<StageKey, std::vector<memory::StageParams>, detail::ArrayHash> stages_;
 };
 
 // step_time_lower_bound_s with the job's constants.
