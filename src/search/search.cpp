@@ -449,8 +449,8 @@ class Worker {
     std::int64_t micro_batch;
     const memory::MemoryModel* memory = nullptr;   // built once the item's time bound passes
     double floor = 0;                      // the FLOP floor of the item's plainest layout
-    double bounds[4] = {0, 0, 0, 0};       // per (sequence parallelism, overlap)
-    double bound(const Variant& v) const { return bounds[(v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)]; }
+    BoundMemo::Bounds bounds{};            // per (sequence parallelism, overlap)
+    double bound(const Variant& v) const { return bounds[(v.sequence_parallel ? 2u : 0u) + (v.tp_overlap ? 1u : 0u)]; }
   };
 
   void item(const WorkItem& work) {
@@ -500,10 +500,10 @@ class Worker {
         known_.empty() ? nullptr : BoundMemo::find(known_[it.shape_index], it.micro_batch);
     double best = std::numeric_limits<double>::infinity();
     for (const auto& [sp, ov] : sp_.spov(it.shape)) {
-      const int index = (sp ? 2 : 0) + (ov ? 1 : 0);
+      const std::size_t index = (sp ? 2u : 0u) + (ov ? 1u : 0u);
       double& b = it.bounds[index];
       if (known != nullptr) {
-        b = (*known)[static_cast<std::size_t>(index)];
+        b = (*known)[index];
       } else {
         Variant probe = plain;
         probe.sequence_parallel = sp;
@@ -514,7 +514,7 @@ class Worker {
       best = std::min(best, b);
     }
     if (known == nullptr && record_)
-      computed_bounds.push_back({it.shape_index, it.micro_batch, {it.bounds[0], it.bounds[1], it.bounds[2], it.bounds[3]}});
+      computed_bounds.push_back({it.shape_index, it.micro_batch, it.bounds});
     if (ev_.score(it.shape, best) <= threshold()) return true;
     stats.pruned_time += sp_.inner_count(it.shape);
     return false;
@@ -624,7 +624,7 @@ class Worker {
   // The step models of the current item (shape and micro-batch), one per (sequence parallelism, TP overlap): every
   // ZeRO stage, offload and recomputation of the item is timed by one of them.
   std::array<std::unique_ptr<perf::StepModel>, 4> models_;
-  perf::StepModel::ComputeMemo compute_memo_;   // the per-layer compute of every shape this worker priced
+  perf::StepModel::ComputeMemo compute_memo_;   // the layer compute and stage contents this worker priced
 
   // The model for `sp` and `tp_overlap`, built from est_ (which must hold a layout of the current item with them)
   // the first time it is asked for.
