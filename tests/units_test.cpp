@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "gpuplan/error.hpp"
 #include "gpuplan/names.hpp"
 #include "gpuplan/units.hpp"
@@ -59,4 +65,55 @@ TEST(Names, SuggestsClosestNames) {
   EXPECT_EQ(closest_names("gpt3-175", names).front(), "gpt3-175b");
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(did_you_mean("zzzzzzzzzzzzzzzzzzzz", names), "");
+}
+
+namespace {
+
+// The textbook dynamic programme over the whole table, lower-casing both words.
+std::size_t full_table_distance(std::string a, std::string b) {
+  for (char& c : a) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : b) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+TEST(Names, SuggestionsAreTheCandidatesWithinTheCutoffByFullDistance) {
+  // closest_names stops comparing a candidate once it is past the cutoff; what it offers must be what the whole
+  // table gives: substring hits first, then every candidate within max(3, length / 2) edits, nearest first.
+  std::mt19937 random(7);
+  const std::string letters = "abAB-_c";
+  auto word = [&](std::size_t max_length) {
+    std::string w(std::uniform_int_distribution<std::size_t>(1, max_length)(random), 'a');
+    for (char& c : w) c = letters[std::uniform_int_distribution<std::size_t>(0, letters.size() - 1)(random)];
+    return w;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::string> candidates;
+    for (int i = 0; i < 12; ++i) candidates.push_back(word(14));
+    const std::string key = word(14);
+    std::string lower_key = key;
+    for (char& c : lower_key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::size_t cutoff = std::max<std::size_t>(3, key.size() / 2);
+    std::vector<std::pair<std::size_t, std::string>> expected;
+    for (const auto& c : candidates) {
+      std::string lower_c = c;
+      for (char& ch : lower_c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower_c.find(lower_key) != std::string::npos || lower_key.find(lower_c) != std::string::npos)
+        expected.emplace_back(0, c);
+      else if (full_table_distance(key, c) <= cutoff)
+        expected.emplace_back(1 + full_table_distance(key, c), c);
+    }
+    std::stable_sort(expected.begin(), expected.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::string> want;
+    for (std::size_t i = 0; i < expected.size() && i < 3; ++i) want.push_back(expected[i].second);
+    EXPECT_EQ(closest_names(key, candidates), want) << key;
+    EXPECT_EQ(edit_distance(key, candidates[0]), full_table_distance(key, candidates[0]));
+  }
 }

@@ -102,9 +102,12 @@ const MegatronFlag* megatron_flag(std::string_view name) {
   return found == flags.end() ? nullptr : &found->second;
 }
 
-std::vector<std::string> megatron_flag_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, flag] : megatron_flags()) names.push_back(name);
+const std::vector<std::string>& megatron_flag_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, flag] : megatron_flags()) out.push_back(name);
+    return out;
+  }();
   return names;
 }
 

@@ -39,7 +39,7 @@ struct MegatronFlag {
   bool relevant = false;               // matters for memory, layout or step time (megatron.json's subset)
 };
 const MegatronFlag* megatron_flag(std::string_view name);   // nullptr: the parser rejects it
-std::vector<std::string> megatron_flag_names();
+const std::vector<std::string>& megatron_flag_names();
 std::string_view megatron_flags_source();
 
 // DeepSpeed's ds_config keys: top level, and the strict (pydantic) sections that reject unknown keys.

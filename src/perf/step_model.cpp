@@ -4,6 +4,7 @@
 
 #include "gpuplan/error.hpp"
 #include "model/param_parts.hpp"
+#include "perf/layer_comm.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan::perf {
@@ -92,19 +93,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   hbm_Bps_ = mc.hbm_Bps;
   if (!(mc.hbm_Bps > 0)) throw InputError("gpu", in.gpu.name, "a GPU with a memory bandwidth in the catalog");
 
-  MicrobatchShape s;
-  s.tp = static_cast<double>(l.tp);
-  s.micro_batch = static_cast<double>(tr.micro_batch);
-  s.local_sequence = static_cast<double>(tr.seq_len) / static_cast<double>(l.cp);
-  s.keys_per_query = static_cast<double>(tr.seq_len);
-  s.tokens = s.micro_batch * s.local_sequence;
-  s.hidden = static_cast<double>(m.hidden);
-  s.element_bytes = memory::activation_element_bytes(tr);
-  s.gemm_element_bytes = tr.precision == Precision::fp8 ? 1.0 : s.element_bytes;
-  s.gradient_rw_bytes = 2 * (tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype));
-  s.sequence_parallel = l.sequence_parallel && l.tp > 1;
-  s.dropout = tr.dropout > 0;
-  s.flash = l.attention == Attention::flash;
+  const MicrobatchShape s = microbatch_shape(in, l);
 
   const LayerCosts costs = price_compute(mc, s, compute_memo);
   // Microbatches per pipeline and step, as estimate_memory counts them.
@@ -183,40 +172,13 @@ const std::vector<memory::StageParams>& StepModel::ComputeMemo::stages(const Mem
 }
 
 void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
-  const ModelConfig& m = *in_->memory.model;
   const Layout& l = layout_;
-  CommMemo& coll = collective_;
-  const double act_bytes = s.tokens * s.hidden * s.element_bytes;  // the full (b, s/cp, h) activation
-  if (l.tp > 1) {
-    if (s.sequence_parallel)
-      tp_comm_per_layer_s_ = 2 * (coll(Collective::allgather, act_bytes, placement_.tp) +
-                                  coll(Collective::reducescatter, act_bytes, placement_.tp));
-    else
-      tp_comm_per_layer_s_ = 2 * coll(Collective::allreduce, act_bytes, placement_.tp);
-  }
-  double cp_hop_s = 0;   // one ring step's K/V chunk to the next CP rank
-  if (l.cp > 1) {
-    const double kv_bytes = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
-    // The ring moves in lockstep: when it spans nodes, a node-crossing hop paces every step.
-    const bool ring_in_one_node = placement_.cp.ranks_per_node >= l.cp;
-    GroupPlacement pair{2, ring_in_one_node ? 2 : 1, placement_.cp.concurrent_groups_per_node};
-    cp_hop_s = coll(Collective::sendrecv, kv_bytes, pair);
-  }
-  if (m.is_moe() && l.ep > 1) {
-    const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
-    const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.hidden * s.element_bytes;
-    ep_comm_per_layer_s_ = 2 * coll(Collective::alltoall, bytes, placement_.ep);
-  }
-  // Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P): with the load-balanced split every one of the cp
-  // steps does the same work, and step i's compute hides the transfer step i + 1 waits for. Forward passes K/V
-  // cp - 1 times; backward passes K/V and their gradients together, and the gradients make one hop more after the
-  // last step to reach their owner, which nothing hides.
-  cp_exposed_forward_s_ = cp_exposed_backward_s_ = 0;
-  if (l.cp > 1) {
-    const double cp = static_cast<double>(l.cp);
-    cp_exposed_forward_s_ = (cp - 1) * std::max(0.0, cp_hop_s - core.forward_s / cp);
-    cp_exposed_backward_s_ = (cp - 1) * std::max(0.0, 2 * cp_hop_s - core.backward_s / cp) + cp_hop_s;
-  }
+  const LayerComm comm = layer_comm(*in_->memory.model, l, s, placement_, collective_);
+  tp_comm_per_layer_s_ = comm.tp_per_layer_s;
+  ep_comm_per_layer_s_ = comm.ep_per_layer_s;
+  const CpExposed cp = cp_exposed(l.cp, comm.cp_hop_s, core);
+  cp_exposed_forward_s_ = cp.forward_s;
+  cp_exposed_backward_s_ = cp.backward_s;
 }
 
 void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) {
@@ -249,14 +211,8 @@ void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) 
     b.layer_kernels = dense_layers * costs.dense_kernels + b.moe_layers * costs.moe_kernels;
     b.forward_kernels = b.layer_kernels + (sp.first ? embedding_kernels : 0) + (sp.last ? head_kernels : 0);
   }
-  // Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered
-  // over the TP ranks, as Megatron-LM's scatter-gather optimization does).
   const std::size_t p = stages_.size();
-  if (p > 1) {
-    const double bytes = act_bytes / s.tp;
-    pp_comm_s_ = 2 * (microbatches_ * virtual_stages_ + static_cast<double>(p - 1)) *
-                 coll(Collective::sendrecv, bytes, placement_.pp);
-  }
+  pp_comm_s_ = pipeline_comm_s(s, static_cast<double>(p), microbatches_, virtual_stages_, placement_, coll);
   if (p > 1 && m.tied_embeddings)
     embedding_sync_s_ = coll(Collective::allreduce,
                              static_cast<double>(m.vocab) / s.tp * embedding_width_ * gradient_bytes_, placement_.pp);

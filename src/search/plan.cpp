@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "framework/rules.hpp"
@@ -259,40 +262,65 @@ std::vector<Probe> sensitivity_probes(const Space& space, const Plan& win) {
   return probes;
 }
 
+// The best layout with one choice of the winner changed; nullopt when the change leaves no layout to search.
+std::optional<Sensitivity> probe_result(const PlanInputs& in, const Probe& p, const Plan& win,
+                                        const search::ChoiceBests& bests, const search::BoundMemo& memo,
+                                        const ParallelRunner& runner) {
+  Sensitivity sv;
+  sv.change = p.change;
+  std::unique_ptr<Evaluator> ev;
+  std::unique_ptr<Space> sp;
+  search::SearchOutcome o;
+  try {
+    o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value), memo);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+  if (o.top.empty()) {
+    sv.fits = false;
+    sv.note = "nothing fits";
+    return sv;
+  }
+  const Candidate& c = o.top.front();
+  sv.fits = true;
+  sv.step_s = c.step_s;
+  sv.delta = c.step_s / win.time.step_s - 1.0;
+  sv.memory_bytes = c.memory_bytes;
+  Plan q;
+  q.layout = ev->layout_of(sp->shapes()[c.shape_index], c.variant);
+  q.micro_batch = c.variant.micro_batch;
+  q.tp_overlap = c.variant.tp_overlap && q.layout.tp > 1;
+  sv.note = "best: " + summary(q);
+  if (p.group != nullptr) {
+    const ParallelDim dim = std::string_view(p.group) == "TP" ? ParallelDim::tp : ParallelDim::cp;
+    // The search places ranks in the default order.
+    sv.change = describe_group(in, p.group, p.value, stride_of(q.layout, dim, TimeOptions{}.order));
+  }
+  return sv;
+}
+
+// The probes are independent searches (each reads what the main search learned, none writes): the runner's
+// workers take them one at a time, each searching on its own thread, and the lines keep the probes' order.
 void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, const search::ChoiceBests& bests,
                  const search::BoundMemo& memo, const ParallelRunner& runner, PlanResult& r) {
-  for (const Probe& p : sensitivity_probes(space, win)) {
-    Sensitivity sv;
-    sv.change = p.change;
-    std::unique_ptr<Evaluator> ev;
-    std::unique_ptr<Space> sp;
-    search::SearchOutcome o;
-    try {
-      o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value), memo);
-    } catch (const InputError&) {
-      continue;
-    }
-    if (o.top.empty()) {
-      sv.fits = false;
-      sv.note = "nothing fits";
-    } else {
-      const Candidate& c = o.top.front();
-      sv.fits = true;
-      sv.step_s = c.step_s;
-      sv.delta = c.step_s / win.time.step_s - 1.0;
-      sv.memory_bytes = c.memory_bytes;
-      Plan q;
-      q.layout = ev->layout_of(sp->shapes()[c.shape_index], c.variant);
-      q.micro_batch = c.variant.micro_batch;
-      q.tp_overlap = c.variant.tp_overlap && q.layout.tp > 1;
-      sv.note = "best: " + summary(q);
-      if (p.group != nullptr) {
-        const ParallelDim dim = std::string_view(p.group) == "TP" ? ParallelDim::tp : ParallelDim::cp;
-        // The search places ranks in the default order.
-        sv.change = describe_group(in, p.group, p.value, stride_of(q.layout, dim, TimeOptions{}.order));
+  const std::vector<Probe> probes = sensitivity_probes(space, win);
+  std::vector<std::optional<Sensitivity>> lines(probes.size());
+  std::vector<std::exception_ptr> failures(probes.size());
+  std::atomic<std::size_t> next{0};
+  const SequentialRunner one_thread;
+  const int workers = std::max(1, std::min<int>(runner.workers(in.threads), static_cast<int>(probes.size())));
+  runner.run(workers, [&](int) {
+    for (std::size_t i = next.fetch_add(1); i < probes.size(); i = next.fetch_add(1)) {
+      try {
+        lines[i] = probe_result(in, probes[i], win, bests, memo, one_thread);
+      } catch (...) {
+        failures[i] = std::current_exception();   // rethrown on the calling thread, the first in probe order
       }
     }
-    r.sensitivity.push_back(std::move(sv));
+  });
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    if (failures[i]) std::rethrow_exception(failures[i]);
+    if (lines[i]) r.sensitivity.push_back(std::move(*lines[i]));
   }
 }
 

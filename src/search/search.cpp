@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "framework/rules.hpp"
+#include "perf/step_floor.hpp"
 #include "gpuplan/error.hpp"
 #include "search/search_internal.hpp"
 
@@ -334,7 +335,7 @@ class Worker {
   Worker(const Space& space, Shared& shared, std::size_t k, const std::vector<const BoundMemo::ShapeBounds*>& known,
          bool record)
       : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), known_(known), record_(record),
-        est_(space.evaluator().estimate_inputs()) {}
+        est_(space.evaluator().estimate_inputs()), step_floor_(space.evaluator().estimate_inputs()) {}
 
   void run(const std::vector<WorkItem>& items) {
     for (;;) {
@@ -360,7 +361,7 @@ class Worker {
   struct ComputedBounds {
     std::size_t shape_index;
     std::int64_t micro_batch;
-    BoundMemo::Bounds bounds;
+    BoundMemo::ItemBounds bounds;
   };
   std::vector<ComputedBounds> computed_bounds;
 
@@ -449,6 +450,7 @@ class Worker {
     std::int64_t micro_batch;
     const memory::MemoryModel* memory = nullptr;   // built once the item's time bound passes
     double floor = 0;                      // the FLOP floor of the item's plainest layout
+    double step_floor = 0;                 // its step floor (perf::StepFloor), over the item's choices
     BoundMemo::Bounds bounds{};            // per (sequence parallelism, overlap)
     double bound(const Variant& v) const { return bounds[(v.sequence_parallel ? 2u : 0u) + (v.tp_overlap ? 1u : 0u)]; }
   };
@@ -460,11 +462,21 @@ class Worker {
       stats.pruned_time += sp_.inner_count(s);   // the FLOP floor alone: no step model is built
       return;
     }
-    have_[0] = have_[1] = have_[2] = have_[3] = false;
-    for (auto& m : models_) m.reset();
+    const BoundMemo::ItemBounds* known =
+        known_.empty() ? nullptr : BoundMemo::find(known_[work.shape_index], work.micro_batch);
     Item it{work.shape_index, s, mb};
     it.floor = work.floor;
-    if (ev_.inputs().prune && !bound_item(it)) return;
+    if (ev_.inputs().prune) {
+      it.step_floor = known != nullptr ? known->floor_s : step_floor(work);
+      if (ev_.score(s, it.step_floor) > threshold()) {
+        stats.pruned_time += sp_.inner_count(s);   // the step floor: no step model is built
+        if (known == nullptr && record_) computed_bounds.push_back({it.shape_index, it.micro_batch, {it.step_floor}});
+        return;
+      }
+    }
+    have_[0] = have_[1] = have_[2] = have_[3] = false;
+    for (auto& m : models_) m.reset();
+    if (ev_.inputs().prune && !bound_item(it, known != nullptr && known->modelled ? &known->bounds : nullptr)) return;
     const memory::MemoryModel memory_model = ev_.memory_model(s);
     it.memory = &memory_model;
     item_best_ = std::numeric_limits<double>::infinity();
@@ -491,13 +503,20 @@ class Worker {
     if (item_best_ < std::numeric_limits<double>::infinity()) choice_bests.record_shape(s, mb, item_best_);
   }
 
-  // The lower bounds of every (sequence parallelism, overlap) choice of the item; false when none can beat the
-  // k-th best, and the whole item is skipped.
-  bool bound_item(Item& it) {
+  // The least step floor of the item's (sequence parallelism, overlap) choices.
+  double step_floor(const WorkItem& work) {
+    const Shape& s = sp_.shapes()[work.shape_index];
+    Variant probe;
+    probe.micro_batch = work.micro_batch;
+    ev_.set_layout(est_, s, probe);
+    return step_floor_.bound_s(est_, ev_.step_job().perf, work.floor, sp_.spov(s));
+  }
+
+  // The lower bounds of every (sequence parallelism, overlap) choice of the item (read from `known` when an
+  // earlier search computed them); false when none can beat the k-th best, and the whole item is skipped.
+  bool bound_item(Item& it, const BoundMemo::Bounds* known) {
     Variant plain;
     plain.micro_batch = it.micro_batch;
-    const BoundMemo::Bounds* known =
-        known_.empty() ? nullptr : BoundMemo::find(known_[it.shape_index], it.micro_batch);
     double best = std::numeric_limits<double>::infinity();
     for (const auto& [sp, ov] : sp_.spov(it.shape)) {
       const std::size_t index = (sp ? 2u : 0u) + (ov ? 1u : 0u);
@@ -514,7 +533,7 @@ class Worker {
       best = std::min(best, b);
     }
     if (known == nullptr && record_)
-      computed_bounds.push_back({it.shape_index, it.micro_batch, it.bounds});
+      computed_bounds.push_back({it.shape_index, it.micro_batch, {it.step_floor, true, it.bounds}});
     if (ev_.score(it.shape, best) <= threshold()) return true;
     stats.pruned_time += sp_.inner_count(it.shape);
     return false;
@@ -625,6 +644,7 @@ class Worker {
   // ZeRO stage, offload and recomputation of the item is timed by one of them.
   std::array<std::unique_ptr<perf::StepModel>, 4> models_;
   perf::StepModel::ComputeMemo compute_memo_;   // the layer compute and stage contents this worker priced
+  perf::StepFloor step_floor_;                  // the collectives this worker's floors priced
 
   // The model for `sp` and `tp_overlap`, built from est_ (which must hold a layout of the current item with them)
   // the first time it is asked for.

@@ -6,55 +6,79 @@
 namespace gpuplan {
 
 namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+
+char lower_char(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+void lower_into(std::string_view s, std::string& out) {
+  out.assign(s);
+  for (char& c : out) c = lower_char(c);
 }
+
+// The edit distance of two lower-case strings when it is at most `limit`, else limit + 1. Only the band of
+// width 2 x limit + 1 around the diagonal can hold a distance within the limit, and the row's minimum never
+// decreases, so a row past the limit ends the walk: a garbage word is not compared letter by letter with every
+// candidate. `row` is scratch space the caller reuses.
+std::size_t bounded_distance(std::string_view a, std::string_view b, std::size_t limit, std::vector<std::size_t>& row) {
+  const std::size_t beyond = limit + 1;
+  const std::size_t gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (gap > limit) return beyond;
+  row.assign(b.size() + 1, beyond);
+  for (std::size_t j = 0; j <= std::min(b.size(), limit); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    const std::size_t first = i > limit ? i - limit : 1;
+    const std::size_t last = std::min(b.size(), i + limit);
+    std::size_t diag = row[first - 1];
+    row[first - 1] = first == 1 && i <= limit ? i : beyond;
+    std::size_t row_min = row[first - 1];
+    for (std::size_t j = first; j <= last; ++j) {
+      const std::size_t up = row[j];
+      const std::size_t best = std::min({up + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      row[j] = std::min(best, beyond);
+      row_min = std::min(row_min, row[j]);
+      diag = up;
+    }
+    if (last < b.size()) row[last + 1] = beyond;
+    if (row_min > limit) return beyond;
+  }
+  return std::min(row[b.size()], beyond);
+}
+
 }  // namespace
 
 std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
-  const std::string a = lower(a_in), b = lower(b_in);
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
+  std::string a, b;
+  lower_into(a_in, a);
+  lower_into(b_in, b);
+  std::vector<std::size_t> row;
+  return bounded_distance(a, b, std::max(a.size(), b.size()), row);
 }
 
 std::vector<std::string> closest_names(std::string_view name, const std::vector<std::string>& candidates,
                                        std::size_t limit) {
-  const std::string key = lower(name);
+  std::string key;
+  lower_into(name, key);
   // Names farther than this are noise, not suggestions.
   const std::size_t farthest = std::max<std::size_t>(3, key.size() / 2);
-  std::vector<std::pair<std::size_t, std::string>> scored;
+  std::vector<std::pair<std::size_t, const std::string*>> scored;
+  std::string candidate;
+  std::vector<std::size_t> row;
   for (const auto& c : candidates) {
-    const std::string lc = lower(c);
+    lower_into(c, candidate);
     // A substring hit ("llama" in "llama-2-7b") ranks ahead of any edit-distance match.
-    const bool contains = !key.empty() && (lc.find(key) != std::string::npos || key.find(lc) != std::string::npos);
+    const bool contains =
+        !key.empty() && (candidate.find(key) != std::string::npos || key.find(candidate) != std::string::npos);
     if (contains) {
-      scored.emplace_back(0, c);
+      scored.emplace_back(0, &c);
       continue;
     }
-    // The distance is at least the difference in length: a name that much longer or shorter is never offered,
-    // and a long garbage word is not compared letter by letter with every candidate.
-    const std::size_t length_gap = key.size() > lc.size() ? key.size() - lc.size() : lc.size() - key.size();
-    if (length_gap > farthest) continue;
-    scored.emplace_back(1 + edit_distance(key, lc), c);
+    const std::size_t distance = bounded_distance(key, candidate, farthest, row);
+    if (distance <= farthest) scored.emplace_back(1 + distance, &c);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (const auto& [score, c] : scored) {
-    if (out.size() >= limit || score > 1 + farthest) break;
-    out.push_back(c);
+    if (out.size() >= limit) break;
+    out.push_back(*c);
   }
   return out;
 }

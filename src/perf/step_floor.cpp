@@ -1,0 +1,56 @@
+#include "perf/step_floor.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "perf/layer_comm.hpp"
+#include "perf/step_model.hpp"
+
+namespace gpuplan::perf {
+
+StepFloor::StepFloor(const EstimateInputs& in) : fabric_(&in.fabric), order_(parse_order(in.time.order)) {}
+
+double StepFloor::price(Collective collective, double bytes, const GroupPlacement& group) {
+  if (!(bytes > 0) || group.ranks <= 1) return 0;   // as CommMemo: nothing to move costs nothing
+  const GroupKey key{static_cast<std::int64_t>(collective), group.ranks, group.ranks_per_node,
+                     group.concurrent_groups_per_node};
+  auto it = groups_.find(key);
+  if (it == groups_.end()) it = groups_.emplace(key, comm::GroupCollective(*fabric_, collective, group)).first;
+  return it->second.time_s(bytes);
+}
+
+double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, double flop_floor_s,
+                          std::span<const std::pair<bool, bool>> choices) {
+  const ModelConfig& m = *in.memory.model;
+  const TrainingConfig& tr = in.memory.training;
+  Layout l = in.memory.layout;
+  const RankPlacement placement = place_ranks(l, std::max(1, fabric_->gpus_per_node), order_);
+  const Machine mc{in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf};
+  const Cost core = attention_core(mc, m, microbatch_shape(in, l));
+  auto priced = [this](Collective c, double bytes, const GroupPlacement& g) { return price(c, bytes, g); };
+
+  const double stages = static_cast<double>(std::max<std::int64_t>(1, l.pp));
+  const double virtual_stages = l.schedule == PpSchedule::interleaved ? static_cast<double>(l.vpp) : 1.0;
+  const double microbatches = static_cast<double>(tr.global_batch / (tr.micro_batch * l.dp));
+  const double layers = static_cast<double>(m.layers) / stages;
+  const double moe_layers = static_cast<double>(m.moe_layers_in(0, m.layers)) / stages;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [sequence_parallel, tp_overlap] : choices) {
+    l.sequence_parallel = sequence_parallel;
+    const MicrobatchShape shape = microbatch_shape(in, l);
+    const LayerComm comm = layer_comm(m, l, shape, placement, priced);
+    const CpExposed cp = cp_exposed(l.cp, comm.cp_hop_s, core);
+    // The TP collectives hide behind the GEMMs only with overlap; without, forward and backward each wait.
+    const double tp_waits = tp_overlap && l.tp > 1 ? 0.0 : 2 * comm.tp_per_layer_s;
+    const double mean_stage_s = flop_floor_s / microbatches +
+                                layers * (core.forward_s + core.backward_s + tp_waits + cp.forward_s + cp.backward_s) +
+                                2 * moe_layers * comm.ep_per_layer_s;
+    const double pipeline_s = pipeline_comm_s(shape, stages, microbatches, virtual_stages, placement, priced);
+    const double step_s =
+        (microbatches + (stages - 1) / virtual_stages) * mean_stage_s + pipeline_s + perf.step_overhead_s;
+    best = std::min(best, step_s);
+  }
+  return best * (1.0 - 1e-9);   // rounding of the sums never lifts it above the step model's
+}
+
+}  // namespace gpuplan::perf
