@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
@@ -171,6 +175,57 @@ TEST(SearchEvaluator, MemoryShrinksAndTheTimeBoundGrowsWithRecomputedLayers) {
     prev_mem = mem;
     prev_time = t;
   }
+}
+
+// The sensitivity's constrained spaces are taken from the main space (Space(ev, wider)); each must be exactly the
+// space its filters give when enumerated from scratch: the same shapes with the same ZeRO/offload verdicts, the
+// same micro-batches and the same count.
+void expect_same_space(const search::Space& narrowed, const search::Space& fresh, const std::string& what) {
+  ASSERT_EQ(narrowed.shapes().size(), fresh.shapes().size()) << what;
+  EXPECT_EQ(narrowed.total(), fresh.total()) << what;
+  for (std::size_t i = 0; i < fresh.shapes().size(); ++i) {
+    const search::Shape& a = narrowed.shapes()[i];
+    const search::Shape& b = fresh.shapes()[i];
+    EXPECT_EQ(search::key_of(a, {}), search::key_of(b, {})) << what << " shape " << i;
+    EXPECT_EQ(a.first_stage_layers, b.first_stage_layers) << what;
+    EXPECT_EQ(a.zero_offload_mask, b.zero_offload_mask) << what << " shape " << i;
+    EXPECT_EQ(narrowed.micro_batches()[i], fresh.micro_batches()[i]) << what << " shape " << i;
+  }
+}
+
+TEST(SearchSpace, ANarrowedSpaceIsTheSpaceItsFiltersEnumerate) {
+  PlanInputs in = inputs_for("mixtral-8x7b", "dgx-h100", 4, 256, 4096);
+  in.base.layout.framework = Framework::megatron;
+  const search::Evaluator main_ev(in);
+  const search::Space main_space(main_ev);
+  const std::vector<std::pair<std::string, std::function<void(SearchSpace&)>>> edits = {
+      {"tp 2", [](SearchSpace& f) { f.tp = {2}; }},
+      {"pp 4", [](SearchSpace& f) { f.pp = {4}; }},
+      {"cp 2", [](SearchSpace& f) { f.cp = {2}; }},
+      {"ep 4", [](SearchSpace& f) { f.ep = {4}; }},
+      {"vpp 2", [](SearchSpace& f) { f.vpp = {2}; }},
+      {"micro-batch 2", [](SearchSpace& f) { f.micro_batch = {2}; }},
+      {"zero 3", [](SearchSpace& f) { f.zero = {3}; }},
+      {"zero 0", [](SearchSpace& f) { f.zero = {0}; }},
+      {"no offload", [](SearchSpace& f) { f.offload = false; }},
+      {"recompute none", [](SearchSpace& f) { f.recompute = {Recompute::none}; }},
+      {"no sequence parallelism", [](SearchSpace& f) { f.sequence_parallel = {false}; }},
+  };
+  for (const auto& [what, edit] : edits) {
+    PlanInputs narrow = in;
+    edit(narrow.space);
+    const search::Evaluator ev(narrow);
+    expect_same_space(search::Space(ev, main_space), search::Space(ev), what);
+  }
+  // A ZeRO stage the wider space left out: enumerated from scratch, the same again.
+  PlanInputs zero_one = in;
+  zero_one.space.zero = {1};
+  const search::Evaluator one_ev(zero_one);
+  const search::Space only_zero_one(one_ev);
+  PlanInputs zero_two = in;
+  zero_two.space.zero = {2};
+  const search::Evaluator two_ev(zero_two);
+  expect_same_space(search::Space(two_ev, only_zero_one), search::Space(two_ev), "zero 2 from zero 1");
 }
 
 }  // namespace

@@ -171,14 +171,16 @@ std::vector<std::string> why(const Plan& a, const Plan& b) {
   return out;
 }
 
-search::SearchOutcome constrained(const PlanInputs& base, const std::function<void(SearchSpace&)>& edit,
-                                  const ParallelRunner& runner, std::unique_ptr<Evaluator>& ev_out,
-                                  std::unique_ptr<Space>& space_out, double known_best, const search::BoundMemo& memo) {
+// The best layout of the main search's space narrowed by `edit`.
+search::SearchOutcome constrained(const PlanInputs& base, const Space& main_space,
+                                  const std::function<void(SearchSpace&)>& edit, const ParallelRunner& runner,
+                                  std::unique_ptr<Evaluator>& ev_out, std::unique_ptr<Space>& space_out,
+                                  double known_best, const search::BoundMemo& memo) {
   PlanInputs in = base;
   in.explain = false;
   edit(in.space);
   ev_out = std::make_unique<Evaluator>(in);
-  space_out = std::make_unique<Space>(*ev_out);
+  space_out = std::make_unique<Space>(*ev_out, main_space);
   return search::run_search(*space_out, 1, runner, {}, known_best, {&memo, nullptr});
 }
 
@@ -263,7 +265,7 @@ std::vector<Probe> sensitivity_probes(const Space& space, const Plan& win) {
 }
 
 // The best layout with one choice of the winner changed; nullopt when the change leaves no layout to search.
-std::optional<Sensitivity> probe_result(const PlanInputs& in, const Probe& p, const Plan& win,
+std::optional<Sensitivity> probe_result(const PlanInputs& in, const Space& space, const Probe& p, const Plan& win,
                                         const search::ChoiceBests& bests, const search::BoundMemo& memo,
                                         const ParallelRunner& runner) {
   Sensitivity sv;
@@ -272,7 +274,8 @@ std::optional<Sensitivity> probe_result(const PlanInputs& in, const Probe& p, co
   std::unique_ptr<Space> sp;
   search::SearchOutcome o;
   try {
-    o = constrained(in, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value), memo);
+    o = constrained(in, space, [&](SearchSpace& s) { p.edit(s); }, runner, ev, sp, bests.best(p.choice, p.value),
+                    memo);
   } catch (const InputError&) {
     return std::nullopt;
   }
@@ -312,7 +315,7 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
   runner.run(workers, [&](int) {
     for (std::size_t i = next.fetch_add(1); i < probes.size(); i = next.fetch_add(1)) {
       try {
-        lines[i] = probe_result(in, probes[i], win, bests, memo, one_thread);
+        lines[i] = probe_result(in, space, probes[i], win, bests, memo, one_thread);
       } catch (...) {
         failures[i] = std::current_exception();   // rethrown on the calling thread, the first in probe order
       }

@@ -40,23 +40,71 @@ bool allowed(const std::vector<std::int64_t>& list, std::int64_t v, std::int64_t
 
 }  // namespace
 
-Space::Space(const Evaluator& ev) : ev_(ev) {
-  const PlanInputs& in = ev.inputs();
-  const SearchSpace& f = in.space;
+void Space::check_filters() const {
+  const PlanInputs& in = ev_.inputs();
   const TrainingConfig& tr = in.base.training;
   if (tr.global_batch <= 0)
     throw InputError("training.global_batch", std::to_string(tr.global_batch),
                      "a global batch in sequences (the search keeps it fixed)");
-  for (int z : f.zero)
+  for (int z : in.space.zero)
     if (z < 0 || z > 3) throw InputError("space.zero", std::to_string(z), "stages 0 to 3");
-  choose_variants(f);
+}
+
+Space::Space(const Evaluator& ev) : ev_(ev) {
+  check_filters();
+  choose_variants(ev.inputs().space);
+  add_all_shapes();
+}
+
+void Space::add_all_shapes() {
+  const PlanInputs& in = ev_.inputs();
   // GPU counts: the whole cluster, or with --objective cost every whole number of nodes up to it.
   const std::int64_t per_node = std::max(1, in.fabric.gpus_per_node);
-  if (in.objective == Objective::cost && in.gpus <= 0 && ev.total_gpus() % per_node == 0) {
-    for (std::int64_t n = 1; n * per_node <= ev.total_gpus(); ++n) add_shapes(n * per_node);
+  if (in.objective == Objective::cost && in.gpus <= 0 && ev_.total_gpus() % per_node == 0) {
+    for (std::int64_t n = 1; n * per_node <= ev_.total_gpus(); ++n) add_shapes(n * per_node);
   } else {
-    add_shapes(ev.total_gpus());
+    add_shapes(ev_.total_gpus());
   }
+}
+
+Space::Space(const Evaluator& ev, const Space& wider) : ev_(ev) {
+  check_filters();
+  const SearchSpace& f = ev.inputs().space;
+  choose_variants(f);
+  // Where each ZeRO/offload choice of this space sits among the wider space's.
+  std::vector<std::size_t> in_wider;
+  for (const ZeroOffload& zo : zo_) {
+    const auto same = [&](const ZeroOffload& w) {
+      return w.zero == zo.zero && w.offload == zo.offload && w.target == zo.target;
+    };
+    const auto it = std::find_if(wider.zo_.begin(), wider.zo_.end(), same);
+    if (it == wider.zo_.end()) {   // a ZeRO stage or offload the wider space left out: its verdicts are not known
+      add_all_shapes();
+      return;
+    }
+    in_wider.push_back(static_cast<std::size_t>(it - wider.zo_.begin()));
+  }
+  for (std::size_t i = 0; i < wider.shapes_.size(); ++i) {
+    Shape s = wider.shapes_[i];
+    if (!keeps(s)) continue;
+    s.zero_offload_mask = 0;
+    for (std::size_t z = 0; z < in_wider.size(); ++z)
+      if (runs(wider.shapes_[i], in_wider[z])) s.zero_offload_mask |= 1u << z;
+    std::vector<std::int64_t> mbs;
+    for (std::int64_t mb : wider.mbs_[i])
+      if (allowed(f.micro_batch, mb)) mbs.push_back(mb);
+    const std::uint64_t per_mb = inner_count(s);
+    if (mbs.empty() || per_mb == 0) continue;
+    shapes_.push_back(s);
+    mbs_.push_back(std::move(mbs));
+    total_ += per_mb * mbs_.back().size();
+  }
+}
+
+bool Space::keeps(const Shape& s) const {
+  const SearchSpace& f = ev_.inputs().space;
+  return allowed(f.tp, s.tp, f.max_tp) && allowed(f.cp, s.cp, f.max_cp) && allowed(f.pp, s.pp, f.max_pp) &&
+         allowed(f.dp, s.dp) && allowed(f.vpp, s.vpp, f.max_vpp) && allowed(f.ep, s.ep) && allowed(f.etp, s.etp);
 }
 
 // Variants inside a shape (independent of the shape except for TP > 1 and layers per stage).

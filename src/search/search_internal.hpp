@@ -22,6 +22,11 @@ struct ZeroOffload {
 class Space {
  public:
   explicit Space(const Evaluator& ev);
+  // The space of `ev`'s filters taken from `wider`, a space of the same job whose filters are no narrower (the
+  // sensitivity's constrained searches) in its degrees and micro-batches: the shapes and micro-batches of `wider`
+  // that the filters keep, with the framework's ZeRO/offload verdicts read from it instead of checked again. The
+  // same space as Space(ev).
+  Space(const Evaluator& ev, const Space& wider);
   const Evaluator& evaluator() const { return ev_; }
   const std::vector<Shape>& shapes() const { return shapes_; }
   const std::vector<std::vector<std::int64_t>>& micro_batches() const { return mbs_; }
@@ -38,7 +43,10 @@ class Space {
   std::uint64_t total() const { return total_; }
 
  private:
+  void check_filters() const;
+  void add_all_shapes();
   void choose_variants(const SearchSpace& filters);
+  bool keeps(const Shape& shape) const;   // whether the degrees of a shape pass the filters
   void add_shapes(std::int64_t gpus);
   void add_pipeline_splits(Shape shape);
   void add_expert_shapes(Shape shape);
