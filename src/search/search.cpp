@@ -84,6 +84,7 @@ Space::Space(const Evaluator& ev, const Space& wider) : ev_(ev) {
     }
     in_wider.push_back(static_cast<std::size_t>(it - wider.zo_.begin()));
   }
+  index_of_wider_.assign(wider.shapes_.size(), -1);
   for (std::size_t i = 0; i < wider.shapes_.size(); ++i) {
     Shape s = wider.shapes_[i];
     if (!keeps(s)) continue;
@@ -95,6 +96,7 @@ Space::Space(const Evaluator& ev, const Space& wider) : ev_(ev) {
       if (allowed(f.micro_batch, mb)) mbs.push_back(mb);
     const std::uint64_t per_mb = inner_count(s);
     if (mbs.empty() || per_mb == 0) continue;
+    index_of_wider_[i] = static_cast<std::int64_t>(shapes_.size());
     shapes_.push_back(s);
     mbs_.push_back(std::move(mbs));
     total_ += per_mb * mbs_.back().size();
@@ -360,16 +362,6 @@ struct Shared {
   std::atomic<std::uint64_t> done{0};
 };
 
-// A work item: a shape and a micro-batch, with the FLOP floor of its plainest layout (step_time_lower_bound_s)
-// and that floor with the 1F1B bubble, which adds (pp - 1) / vpp average stage times, each at least the floor's
-// share of a microbatch. Items are searched in the order of the latter, their first bound.
-struct WorkItem {
-  std::size_t shape_index = 0;
-  std::int64_t micro_batch = 1;
-  double floor = 0;
-  double floor_with_bubble = 0;
-};
-
 void lower_threshold(std::atomic<double>& t, double v) {
   double cur = t.load(std::memory_order_relaxed);
   while (v < cur && !t.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
@@ -378,10 +370,9 @@ void lower_threshold(std::atomic<double>& t, double v) {
 
 class Worker {
  public:
-  // `known`: for each shape of the space, the bounds an earlier search computed for its items (empty: none);
-  // `record`: whether to keep the bounds this worker computes in computed_bounds.
-  Worker(const Space& space, Shared& shared, std::size_t k, const std::vector<const BoundMemo::ShapeBounds*>& known,
-         bool record)
+  // `known`: what the main search learned of the items (null: nothing); `record`: whether to keep what this
+  // worker learns in computed_bounds.
+  Worker(const Space& space, Shared& shared, std::size_t k, const BoundMemo* known, bool record)
       : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), known_(known), record_(record),
         est_(space.evaluator().estimate_inputs()), step_floor_(space.evaluator().estimate_inputs()) {}
 
@@ -407,8 +398,7 @@ class Worker {
   Stats stats;
   ChoiceBests choice_bests;
   struct ComputedBounds {
-    std::size_t shape_index;
-    std::int64_t micro_batch;
+    std::size_t main_index;
     BoundMemo::ItemBounds bounds;
   };
   std::vector<ComputedBounds> computed_bounds;
@@ -496,6 +486,7 @@ class Worker {
     std::size_t shape_index;
     const Shape& shape;
     std::int64_t micro_batch;
+    std::size_t main_index;
     const memory::MemoryModel* memory = nullptr;   // built once the item's time bound passes
     double floor = 0;                      // the FLOP floor of the item's plainest layout
     double step_floor = 0;                 // its step floor (perf::StepFloor), over the item's choices
@@ -510,15 +501,15 @@ class Worker {
       stats.pruned_time += sp_.inner_count(s);   // the FLOP floor alone: no step model is built
       return;
     }
-    const BoundMemo::ItemBounds* known =
-        known_.empty() ? nullptr : BoundMemo::find(known_[work.shape_index], work.micro_batch);
-    Item it{work.shape_index, s, mb};
+    const BoundMemo::ItemBounds* known = known_ != nullptr ? &known_->learned[work.main_index] : nullptr;
+    if (known != nullptr && !known->floored) known = nullptr;
+    Item it{work.shape_index, s, mb, work.main_index};
     it.floor = work.floor;
     if (ev_.inputs().prune) {
       it.step_floor = known != nullptr ? known->floor_s : step_floor(work);
       if (ev_.score(s, it.step_floor) > threshold()) {
         stats.pruned_time += sp_.inner_count(s);   // the step floor: no step model is built
-        if (known == nullptr && record_) computed_bounds.push_back({it.shape_index, it.micro_batch, {it.step_floor}});
+        if (known == nullptr && record_) computed_bounds.push_back({it.main_index, {true, it.step_floor}});
         return;
       }
     }
@@ -581,7 +572,7 @@ class Worker {
       best = std::min(best, b);
     }
     if (known == nullptr && record_)
-      computed_bounds.push_back({it.shape_index, it.micro_batch, {it.step_floor, true, it.bounds}});
+      computed_bounds.push_back({it.main_index, {true, it.step_floor, true, it.bounds}});
     if (ev_.score(it.shape, best) <= threshold()) return true;
     stats.pruned_time += sp_.inner_count(it.shape);
     return false;
@@ -679,7 +670,7 @@ class Worker {
   const Evaluator& ev_;
   Shared& sh_;
   std::size_t k_;
-  const std::vector<const BoundMemo::ShapeBounds*>& known_;
+  const BoundMemo* known_ = nullptr;
   bool record_ = false;
   const ProgressCallback* progress_ = nullptr;
   std::uint64_t total_ = 0;
@@ -739,24 +730,45 @@ std::vector<WorkItem> ordered_items(const Space& space) {
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
   std::vector<WorkItem> sorted;
   sorted.reserve(items.size());
-  for (std::size_t i : idx) sorted.push_back(items[i]);
+  for (std::size_t i : idx) {
+    sorted.push_back(items[i]);
+    sorted.back().main_index = sorted.size() - 1;
+  }
   return sorted;
+}
+
+// The items of a space narrowed from the main search's (Space(ev, wider)): the main search's items whose shape
+// and micro-batch it keeps, in the main search's order, which is the order ordered_items gives them.
+std::vector<WorkItem> narrowed_items(const Space& space, const BoundMemo& main) {
+  const std::vector<std::int64_t>& index = space.index_of_wider();
+  std::vector<WorkItem> items;
+  for (const WorkItem& w : main.items) {
+    const std::int64_t mine = index[w.shape_index];
+    if (mine < 0) continue;
+    const auto& mbs = space.micro_batches()[static_cast<std::size_t>(mine)];
+    if (std::find(mbs.begin(), mbs.end(), w.micro_batch) == mbs.end()) continue;
+    items.push_back(w);
+    items.back().shape_index = static_cast<std::size_t>(mine);
+  }
+  return items;
 }
 
 }  // namespace
 
 SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner& runner,
                          const ProgressCallback& progress, double known_best, BoundSharing memo) {
-  const std::vector<WorkItem> items = ordered_items(space);
+  // What the main search learned is read only by a space narrowed from it.
+  const BoundMemo* known = memo.known != nullptr && memo.known->shapes == space.index_of_wider().size() &&
+                                   !memo.known->items.empty()
+                               ? memo.known
+                               : nullptr;
+  const std::vector<WorkItem> items = known != nullptr ? narrowed_items(space, *known) : ordered_items(space);
   Shared shared;
   shared.threshold = known_best;
   const int requested = runner.workers(space.evaluator().inputs().threads);
   const int n = std::max(1, std::min<int>(requested, static_cast<int>(std::max<std::size_t>(1, items.size()))));
   std::vector<Worker> workers;
   workers.reserve(static_cast<std::size_t>(n));
-  std::vector<const BoundMemo::ShapeBounds*> known;
-  if (memo.known != nullptr)
-    for (const Shape& s : space.shapes()) known.push_back(memo.known->find(s));
   for (int i = 0; i < n; ++i)
     workers.emplace_back(space, shared, std::max<std::size_t>(1, k), known, memo.record != nullptr);
   // Worker 0 reports the progress, so the callback is only ever called from one thread.
@@ -764,6 +776,11 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
   runner.run(n, [&](int worker) { workers[static_cast<std::size_t>(worker)].run(items); });
   if (progress) progress(space.total(), space.total());
   SearchOutcome out;
+  if (memo.record != nullptr) {
+    memo.record->shapes = space.shapes().size();
+    memo.record->items = items;
+    memo.record->learned.assign(items.size(), {});
+  }
   for (auto& w : workers) {
     out.stats.evaluated += w.stats.evaluated;
     out.stats.feasible += w.stats.feasible;
@@ -773,7 +790,7 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
     for (auto& c : w.top) out.top.push_back(std::move(c));
     out.choice_bests.merge(w.choice_bests);
     if (memo.record != nullptr)
-      for (const auto& c : w.computed_bounds) memo.record->add(space.shapes()[c.shape_index], c.micro_batch, c.bounds);
+      for (const auto& c : w.computed_bounds) memo.record->learned[c.main_index] = c.bounds;
   }
   std::sort(out.top.begin(), out.top.end(), better);
   if (out.top.size() > k) out.top.resize(k);

@@ -41,6 +41,8 @@ class Space {
   // Whether the framework runs the i-th ZeRO/offload choice of zero_offload() on this shape.
   static bool runs(const Shape& s, std::size_t zero_offload_index) { return ((s.zero_offload_mask >> zero_offload_index) & 1u) != 0; }
   std::uint64_t total() const { return total_; }
+  // For a space narrowed from a wider one: each wider shape's index here (-1: dropped); empty otherwise.
+  const std::vector<std::int64_t>& index_of_wider() const { return index_of_wider_; }
 
  private:
   void check_filters() const;
@@ -61,6 +63,7 @@ class Space {
   std::vector<std::pair<bool, bool>> spov_tp_, spov_tp_no_overlap_, spov_1_;
   bool rc_none_ = true, rc_selective_ = true, rc_full_ = true, partial_recompute_ = true;
   std::uint64_t total_ = 0;
+  std::vector<std::int64_t> index_of_wider_;
 };
 
 struct Candidate {
