@@ -710,7 +710,7 @@ namespace {
 std::vector<WorkItem> ordered_items(const Space& space) {
   const Evaluator& ev = space.evaluator();
   std::vector<WorkItem> items;
-  std::vector<double> order;
+  std::vector<std::pair<double, std::size_t>> order;   // (first bound, enumeration index): ties keep their order
   EstimateInputs est = ev.estimate_inputs();
   for (std::size_t i = 0; i < space.shapes().size(); ++i)
     for (std::int64_t mb : space.micro_batches()[i]) {
@@ -722,16 +722,14 @@ std::vector<WorkItem> ordered_items(const Space& space) {
       const double microbatches = static_cast<double>(ev.microbatches(s, mb));
       item.floor_with_bubble =
           item.floor * (1.0 + static_cast<double>(s.pp - 1) / (static_cast<double>(s.vpp) * microbatches));
+      order.emplace_back(ev.score(s, item.floor_with_bubble), items.size());
       items.push_back(item);
-      order.push_back(ev.score(s, item.floor_with_bubble));
     }
-  std::vector<std::size_t> idx(items.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return order[a] < order[b]; });
+  std::sort(order.begin(), order.end());
   std::vector<WorkItem> sorted;
   sorted.reserve(items.size());
-  for (std::size_t i : idx) {
-    sorted.push_back(items[i]);
+  for (const auto& [bound, index] : order) {
+    sorted.push_back(items[index]);
     sorted.back().main_index = sorted.size() - 1;
   }
   return sorted;
