@@ -26,7 +26,7 @@ json base(const char* model, const char* system, int nodes, int seq, int batch) 
 }
 
 // The five jobs, with the choices each framework offers (DeepSpeed has no ring CP and no interleaving;
-// torchtitan shards with FSDP2).
+// torchtitan shards with FSDP2 and runs only the ring; Megatron-LM and NeMo write the all-to-all exchange).
 std::vector<Case> cases(const std::string& framework) {
   const bool titan = framework == "torchtitan", deepspeed = framework == "deepspeed";
   const json zero = titan ? json{3} : json{1};
@@ -50,7 +50,8 @@ std::vector<Case> cases(const std::string& framework) {
   out.push_back({"moe", moe, {{"system", "dgx-h100"}, {"nodes", 2}}});
   json long_context = base("llama-3.1-8b", "dgx-h100", 1, 32768, 16);
   long_context.update({{"tp", {2}}, {"pp", {1}}, {"cp", {deepspeed ? 1 : 2}}, {"zero", titan || deepspeed ? json{3} : zero},
-                       {"recompute", {"full"}}, {"no_partial_recompute", true}});
+                       {"recompute", {"full"}}, {"no_partial_recompute", true},
+                       {"cp_comm_type", {titan || deepspeed ? "p2p" : "a2a"}}});   // Megatron and NeMo write it
   out.push_back({"long-context", long_context, {{"system", "dgx-h100"}, {"nodes", 1}}});
   json offload = base("llama-3.1-8b", "dgx-h100", 1, 4096, 32);
   offload.update({{"tp", {1}}, {"pp", {1}}, {"cp", {1}}, {"zero", titan || deepspeed ? json{3} : zero},
@@ -73,7 +74,7 @@ const json& file_to_read(const json& files) {
 }
 
 void expect_same_layout(const json& planned, const json& estimated, const std::string& what) {
-  for (const char* key : {"gpus", "dp", "tp", "pp", "cp", "ep", "zero", "microbatches"})
+  for (const char* key : {"gpus", "dp", "tp", "pp", "cp", "cp_comm_type", "ep", "zero", "microbatches"})
     EXPECT_EQ(planned.at(key), estimated.at(key)) << what << ": " << key;
 }
 

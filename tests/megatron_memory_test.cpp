@@ -223,3 +223,34 @@ TEST(MegatronMemory, RingAttentionBuffersOfContextParallelism) {
   }
   EXPECT_TRUE(found);
 }
+
+namespace {
+
+// Llama-3-70B cut to 12 layers at tp 2, cp 4, sequence 32768 on 8 B200s: one of the real context-parallel runs of
+// MooreThreads/SimuMax docs/b200/b200_release_v1.2_summary.json (e691807a, Apache-2.0), which ran --cp-comm-type
+// a2a.
+api::MemoryRequest b200_cp_run(const char* cp_comm_type) {
+  api::MemoryRequest r = b200_run(2, 1);
+  r.layout.cp = 4;
+  r.layout.cp_comm_type = cp_comm_type;
+  r.training.seq_len = 32768;
+  r.training.global_batch = 4;
+  return r;
+}
+
+}  // namespace
+
+TEST(MegatronMemory, AllToAllContextParallelKeepsASecondAttentionOutput) {
+  // Transformer Engine's AttnFuncWithCPAndQKVOA2A saves the attention output before its all-to-all, and the output
+  // projection keeps the one returned: per layer 8192 local tokens x 8192 / tp 2 x 2 bytes more than the ring,
+  // for the 12 layers of the one microbatch the stage holds.
+  const double second_output = 12 * 8192.0 * 4096 * 2;
+  const api::MemoryResult ring = api::run(b200_cp_run("p2p"));
+  const api::MemoryResult a2a = api::run(b200_cp_run("a2a"));
+  EXPECT_NEAR(static_cast<double>(*a2a.stages->at(0).activations - *ring.stages->at(0).activations), second_output, 1.0);
+}
+
+TEST(MegatronMemory, AllToAllContextParallelRunWithinOnePercent) {
+  // torch.cuda.max_memory_allocated of that run: 70,071.2 MiB, the largest over its 8 ranks.
+  EXPECT_NEAR(allocated_mib(api::run(b200_cp_run("a2a")), 0) / 70071.2, 1.0, 0.01);
+}

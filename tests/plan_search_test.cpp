@@ -315,3 +315,34 @@ TEST(PlanSearch, CostObjectiveMayUseFewerNodes) {
 
 }  // namespace
 }  // namespace gpuplan
+
+namespace gpuplan {
+namespace {
+
+TEST(PlanSearch, ContextParallelLayoutsTakeTheirFastestExchange) {
+  // Llama-3.1-8B at 128k tokens on 16 H100s with CP 8: no other --cp-comm-type makes the #1 layout faster.
+  PlanInputs in = inputs_for("llama-3.1-8b", "dgx-h100", 2, 16, 131072);
+  in.space.cp = {8};
+  in.top_k = 1;
+  const PlanResult r = search_plans_threaded(in);
+  ASSERT_FALSE(r.plans.empty());
+  const Plan& best = r.plans.front();
+  const std::pair<CpComm, std::int64_t> others[] = {
+      {CpComm::p2p, 1}, {CpComm::a2a, 1}, {CpComm::all_gather, 1}, {CpComm::a2a_p2p, 2}, {CpComm::a2a_p2p, 4}};
+  int compared = 0;
+  for (const auto& [comm, group] : others) {
+    Layout l = best.layout;
+    l.cp_comm = comm;
+    l.cp_a2a = group;
+    try {
+      const Plan other = evaluate_layout(in, l, best.micro_batch, best.tp_overlap);
+      EXPECT_GE(other.time.step_s, best.time.step_s * (1 - 1e-12)) << to_string(comm) << " " << group;
+      ++compared;
+    } catch (const InputError&) {   // an exchange the heads or the group size do not allow
+    }
+  }
+  EXPECT_GE(compared, 3);
+}
+
+}  // namespace
+}  // namespace gpuplan

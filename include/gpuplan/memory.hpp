@@ -19,6 +19,12 @@ enum class Offload { none, optimizer, optimizer_and_params };
 enum class OffloadTarget { cpu, nvme };
 enum class PpSchedule { one_f_one_b, interleaved };
 enum class Attention { eager, flash };
+// How context-parallel attention exchanges the sequence (Megatron-LM's --cp-comm-type, run by Transformer Engine):
+//   p2p        ring attention: K/V chunks passed around the CP ranks, each step hidden behind the last's compute
+//   a2a        all-to-all of Q, K, V before attention and of the output after (heads split over CP), not hidden
+//   all_gather all-gather of the whole K and V before attention, reduce-scatter of their gradients, not hidden
+//   a2a_p2p    all-to-all inside groups of cp_a2a ranks, a ring across those groups
+enum class CpComm { p2p, a2a, all_gather, a2a_p2p };
 enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and buffers are counted
 // The training framework that runs the job: which layouts it accepts (src/framework/rules.cpp), how it shards and
 // prefetches ZeRO-3 parameters, and which launch configuration gpuplan reads and writes.
@@ -70,6 +76,8 @@ struct Layout {
   std::int64_t pp = 1;
   std::int64_t vpp = 1;                 // virtual stages (model chunks) per pipeline rank
   std::int64_t cp = 1;
+  CpComm cp_comm = CpComm::p2p;
+  std::int64_t cp_a2a = 1;              // a2a_p2p: CP ranks of one all-to-all group (the ring has cp / cp_a2a)
   std::int64_t ep = 1;
   std::int64_t etp = 0;                 // expert tensor parallel; 0: same as tp (Megatron-LM's default)
   std::int64_t dp = 0;                  // 0: derived from gpus
@@ -231,6 +239,7 @@ const char* to_string(Offload);
 const char* to_string(OffloadTarget);
 const char* to_string(PpSchedule);
 const char* to_string(Attention);
+const char* to_string(CpComm);
 const char* to_string(Impl);
 const char* to_string(Loss);
 

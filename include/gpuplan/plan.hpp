@@ -27,6 +27,7 @@ struct SearchSpace {
   std::int64_t max_tp = 0, max_pp = 0, max_cp = 0, max_vpp = 0;   // 0: no limit
   std::vector<int> zero;                     // 0..3
   std::vector<Recompute> recompute;          // none, selective, full
+  std::vector<CpComm> cp_comm;               // context-parallel exchanges (empty: each that applies)
   bool partial_recompute = true;             // full recompute of 1 .. layers-per-stage layers, not only all
   bool offload = true;                       // false: --no-offload
   std::vector<bool> sequence_parallel;       // {false, true} by default (true only with TP > 1)

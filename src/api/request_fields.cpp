@@ -157,6 +157,15 @@ void add_layout(FieldList& f, LayoutOptions& l) {
         "Virtual pipeline stages (model chunks) per pipeline rank; >1 means interleaved (default 1)",
         kLayout, Bounds{.minimum = 1, .maximum = 4096});
   f.add(&l.cp, "cp", "layout.cp", "Context-parallel degree, splits the sequence (default 1)", kLayout, kDegree);
+  f.add(&l.cp_comm_type, "cp_comm_type", "layout.cp_comm_type",
+        "How context-parallel attention exchanges the sequence: p2p (ring)|a2a (all-to-all of Q, K, V and the output)|"
+        "all_gather (of K and V)|a2a+p2p (all-to-all inside --cp-a2a-size ranks, a ring across) (default p2p, as "
+        "Megatron-LM's --cp-comm-type)",
+        kLayout, "NAME");
+  f.add(&l.cp_a2a_size, "cp_a2a_size", "layout.cp_a2a_size",
+        "With --cp-comm-type a2a+p2p: CP ranks of one all-to-all group (Megatron-LM's first "
+        "--hierarchical-context-parallel-sizes)",
+        kLayout, kDegree);
   f.add(&l.ep, "ep", "layout.ep", "Expert-parallel degree, MoE (default 1)", kLayout, kDegree);
   f.add(&l.etp, "etp", "layout.etp", "Expert tensor-parallel degree (default: --tp, as Megatron-LM)", kLayout, kDegree);
   f.add(&l.dp, "dp", "layout.dp", "Data-parallel degree (default: gpus / (tp x pp x cp))", kLayout, kGpuCount);
@@ -299,6 +308,9 @@ void add_search(FieldList& f, SearchOptions& s) {
   f.add(&s.zero, "zero", "space.zero", "ZeRO stages to try (0-3; 1 = distributed optimizer)",
         kFilters, "LIST", Bounds{.minimum = 0, .maximum = 3});
   f.add(&s.recompute, "recompute", "space.recompute", "Recompute modes to try: none,selective,full", kFilters, "LIST");
+  f.add(&s.cp_comm_type, "cp_comm_type", "space.cp_comm_type",
+        "Context-parallel exchanges to try: p2p,a2a,all_gather,a2a+p2p (default: each the heads allow)", kFilters,
+        "LIST");
   f.add_negated(&s.partial_recompute, "no_partial_recompute", "space.partial_recompute",
                 "Full recompute of all layers only", kFilters);
   f.add_negated(&s.offload, "no_offload", "space.offload", "No optimizer or parameter offload", kFilters);

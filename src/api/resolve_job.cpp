@@ -95,6 +95,8 @@ Layout resolve_layout_options(const LayoutOptions& o) {
   l.pp = o.pp;
   l.vpp = o.vpp;
   l.cp = o.cp;
+  l.cp_comm = choices::parse(choices::kCpComm, o.cp_comm_type, "layout.cp_comm_type");
+  l.cp_a2a = o.cp_a2a_size.value_or(1);
   l.ep = o.ep;
   l.etp = o.etp.value_or(0);
   l.dp = o.dp.value_or(0);

@@ -61,7 +61,8 @@ GPUPLAN_MEMBERS(NodeStorageReport, member("total", &T::total), member("pinned_bu
                 member("needed_per_node", &T::needed_per_node), member("capacity_per_node", &T::capacity_per_node),
                 member("fits", &T::fits));
 GPUPLAN_MEMBERS(LayoutSummary, member("gpus", &T::gpus), member("dp", &T::dp), member("tp", &T::tp),
-                member("pp", &T::pp), member("cp", &T::cp), member("ep", &T::ep), member("zero", &T::zero),
+                member("pp", &T::pp), member("cp", &T::cp), member("cp_comm_type", &T::cp_comm_type),
+                member("cp_a2a_size", &T::cp_a2a_size), member("ep", &T::ep), member("zero", &T::zero),
                 member("microbatches", &T::microbatches));
 GPUPLAN_MEMBERS(TrainingSummary, member("model", &T::model), member("precision", &T::precision),
                 member("optimizer", &T::optimizer), member("seq_len", &T::seq_len),
@@ -105,7 +106,8 @@ GPUPLAN_MEMBERS(EstimateResult, member("time", &T::time), member("throughput", &
                 member("memory", &T::memory), member("cluster", &T::cluster),
                 member("launch_files", &T::launch_files), member("launch_written", &T::launch_written));
 GPUPLAN_MEMBERS(PlanLayout, member("gpus", &T::gpus), member("tp", &T::tp), member("pp", &T::pp),
-                member("vpp", &T::vpp), member("cp", &T::cp), member("ep", &T::ep), member("etp", &T::etp),
+                member("vpp", &T::vpp), member("cp", &T::cp), member("cp_comm_type", &T::cp_comm_type),
+                member("cp_a2a_size", &T::cp_a2a_size), member("ep", &T::ep), member("etp", &T::etp),
                 member("dp", &T::dp), member("micro_batch", &T::micro_batch), member("microbatches", &T::microbatches),
                 member("sequence_parallel", &T::sequence_parallel), member("tp_overlap", &T::tp_overlap),
                 member("zero", &T::zero), member("recompute", &T::recompute),

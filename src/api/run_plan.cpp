@@ -36,6 +36,7 @@ SearchSpace search_space(const SearchOptions& o) {
   s.max_vpp = o.max_vpp.value_or(0);
   for (std::int64_t z : o.zero) s.zero.push_back(static_cast<int>(z));
   for (const auto& rc : o.recompute) s.recompute.push_back(choices::parse(choices::kRecompute, rc, "space.recompute"));
+  for (const auto& c : o.cp_comm_type) s.cp_comm.push_back(choices::parse(choices::kCpComm, c, "space.cp_comm_type"));
   s.partial_recompute = o.partial_recompute;
   s.offload = o.offload;
   if (!o.sequence_parallel) s.sequence_parallel = {false};
@@ -175,7 +176,7 @@ std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p
 
 PlanLayout plan_layout(const Plan& p, const Layout& l) {
   return PlanLayout{l.gpus,  l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, p.micro_batch, p.microbatches,
-                    l.sequence_parallel, p.tp_overlap, l.zero, to_string(l.recompute), l.recompute_layers,
+                    to_string(l.cp_comm), l.cp_a2a, l.sequence_parallel, p.tp_overlap, l.zero, to_string(l.recompute), l.recompute_layers,
                     to_string(l.offload), to_string(l.offload_target), to_string(l.schedule),
                     l.first_stage_layers, l.last_stage_layers};
 }

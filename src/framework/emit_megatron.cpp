@@ -22,6 +22,9 @@ Flags parallel_flags(const EmitJob& job) {
   if (l.first_stage_layers >= 0) f.emplace_back("--decoder-first-pipeline-num-layers", std::to_string(l.first_stage_layers));
   if (l.last_stage_layers >= 0) f.emplace_back("--decoder-last-pipeline-num-layers", std::to_string(l.last_stage_layers));
   f.emplace_back("--context-parallel-size", std::to_string(l.cp));
+  if (l.cp > 1 && l.cp_comm != CpComm::p2p) f.emplace_back("--cp-comm-type", to_string(l.cp_comm));
+  if (l.cp_comm == CpComm::a2a_p2p)   // two integers: the all-to-all groups, then the ring across them
+    f.emplace_back("--hierarchical-context-parallel-sizes", fmt::format("{} {}", l.cp_a2a, l.cp / l.cp_a2a));
   if (job.model.is_moe()) {
     f.emplace_back("--expert-model-parallel-size", std::to_string(l.ep));
     f.emplace_back("--expert-tensor-parallel-size", std::to_string(l.etp));
@@ -109,6 +112,7 @@ std::string array(const char* name, const Flags& flags) {
   for (const auto& [flag, value] : flags) {
     if (value.empty()) out += fmt::format("    {}\n", flag);
     else if (value.rfind("${", 0) == 0) out += fmt::format("    {} \"{}\"\n", flag, value);
+    else if (value.find_first_not_of("0123456789 ") == std::string::npos) out += fmt::format("    {} {}\n", flag, value);
     else out += fmt::format("    {} {}\n", flag, shell_word(value));
   }
   out += ")\n\n";

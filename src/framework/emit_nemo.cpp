@@ -29,6 +29,9 @@ void strategy(const EmitJob& job, Overrides& o) {
   if (l.first_stage_layers >= 0) o.emplace_back(s + "num_layers_in_first_pipeline_stage", std::to_string(l.first_stage_layers));
   if (l.last_stage_layers >= 0) o.emplace_back(s + "num_layers_in_last_pipeline_stage", std::to_string(l.last_stage_layers));
   o.emplace_back(s + "context_parallel_size", std::to_string(l.cp));
+  if (l.cp > 1 && l.cp_comm != CpComm::p2p) o.emplace_back("model.config.cp_comm_type", to_string(l.cp_comm));
+  if (l.cp_comm == CpComm::a2a_p2p)
+    o.emplace_back("model.config.hierarchical_context_parallel_sizes", fmt::format("[{},{}]", l.cp_a2a, l.cp / l.cp_a2a));
   o.emplace_back(s + "sequence_parallel", python_bool(l.sequence_parallel));
   if (job.model.is_moe()) {
     o.emplace_back(s + "expert_model_parallel_size", std::to_string(l.ep));

@@ -2,6 +2,8 @@
 // (megatron/training/arguments.py at the commit of data/frameworks/megatron_flags.json).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "framework/megatron_args.hpp"
 #include "framework/reading.hpp"
 
@@ -23,10 +25,36 @@ bool flag_on(MegatronArgs& args, const char* dest) {
   return arg != nullptr && arg->value == "true";
 }
 
+// --cp-comm-type: one type, or one per layer (TransformerConfig checks the count); gpuplan prices one for all.
+// Megatron's help spells one type "allgather", but it hands the string to Transformer Engine unchanged, which
+// accepts only "all_gather" (dot_product_attention/context_parallel.py, attn_forward_func_with_cp).
+void read_cp_comm(MegatronArgs& args, LaunchConfig& out) {
+  if (const MegatronArg* arg = args.get("cp_comm_type"); arg != nullptr && !arg->items.empty()) {
+    const std::string& first = arg->items.front();
+    const bool same = std::all_of(arg->items.begin(), arg->items.end(), [&](const auto& t) { return t == first; });
+    if (!same)
+      out.issues.push_back(args.where("cp_comm_type") + ": a type per layer; gpuplan prices the first, " + first +
+                           ", for every layer");
+    if (first == "allgather")
+      out.issues.push_back(args.where("cp_comm_type") +
+                           ": Transformer Engine rejects 'allgather' (it accepts all_gather); read as all_gather");
+    take(out, out.layout, "cp_comm_type", first == "allgather" ? std::string("all_gather") : first,
+         args.where("cp_comm_type"));
+  }
+  if (const MegatronArg* arg = args.get("hierarchical_context_parallel_sizes"); arg != nullptr && !arg->items.empty()) {
+    if (const auto inner = whole_number(arg->items.front()); inner && arg->items.size() == 2)
+      take(out, out.layout, "cp_a2a_size", *inner, args.where("hierarchical_context_parallel_sizes"));
+    else
+      out.issues.push_back(args.where("hierarchical_context_parallel_sizes") +
+                           ": Transformer Engine runs two levels (an all-to-all size and a ring size)");
+  }
+}
+
 void read_layout(MegatronArgs& args, LaunchConfig& out) {
   take_integer(args, out, out.layout, "tensor_model_parallel_size", "tp");
   take_integer(args, out, out.layout, "pipeline_model_parallel_size", "pp");
   take_integer(args, out, out.layout, "context_parallel_size", "cp");
+  read_cp_comm(args, out);
   take_integer(args, out, out.layout, "expert_model_parallel_size", "ep");
   take_integer(args, out, out.layout, "expert_tensor_parallel_size", "etp");
   take_integer(args, out, out.layout, "decoder_first_pipeline_num_layers", "first_stage_layers");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <sstream>
 
 #include "framework/nemo_values.hpp"
 #include "framework/reading.hpp"
@@ -36,11 +37,29 @@ void take_integer(LaunchConfig& out, nlohmann::json& group, const NemoValues& va
   else out.issues.push_back(fmt::format("{}: {} is not an integer", note(*v, key), key));
 }
 
+// model.config.hierarchical_context_parallel_sizes: a list [all-to-all size, ring size].
+void read_hierarchical_cp(const NemoValues& values, LaunchConfig& out) {
+  const std::string key = "model.config.hierarchical_context_parallel_sizes";
+  const NemoValue* v = find(values, key);
+  if (v == nullptr) return;
+  std::string text = v->value;
+  for (char& c : text)
+    if (c == '[' || c == ']' || c == '(' || c == ')' || c == ',') c = ' ';
+  std::istringstream words(text);
+  std::string first, second, rest;
+  const auto inner = (words >> first >> second) && !(words >> rest) ? whole_number(first) : std::nullopt;
+  if (inner) take(out, out.layout, "cp_a2a_size", *inner, note(*v, key));
+  else out.issues.push_back(note(*v, key) + ": Transformer Engine runs two levels ([all-to-all size, ring size])");
+}
+
 void read_layout(const NemoValues& values, LaunchConfig& out) {
   const std::string s = "trainer.strategy.";
   take_integer(out, out.layout, values, s + "tensor_model_parallel_size", "tp");
   take_integer(out, out.layout, values, s + "pipeline_model_parallel_size", "pp");
   take_integer(out, out.layout, values, s + "context_parallel_size", "cp");
+  if (const NemoValue* v = find(values, "model.config.cp_comm_type"))
+    take(out, out.layout, "cp_comm_type", unquoted(v->value), note(*v, "model.config.cp_comm_type"));
+  read_hierarchical_cp(values, out);
   take_integer(out, out.layout, values, s + "expert_model_parallel_size", "ep");
   take_integer(out, out.layout, values, s + "expert_tensor_parallel_size", "etp");
   take_integer(out, out.layout, values, s + "num_layers_in_first_pipeline_stage", "first_stage_layers");
@@ -153,7 +172,7 @@ bool converted(const std::string& key) {
       "seq_length", "micro_batch_size", "global_batch_size", "precision", "fp8", "grad_reduce_in_fp32",
       "cross_entropy_loss_fusion", "num_nodes", "devices", "num_moe_experts", "overlap_param_gather",
       "attention_backend", "optimizer", "use_precision_aware_optimizer", "optimizer_offload_fraction", "fsdp",
-      "use_megatron_fsdp", "moe_expert_capacity_factor"};
+      "use_megatron_fsdp", "moe_expert_capacity_factor", "cp_comm_type", "hierarchical_context_parallel_sizes"};
   const std::string leaf = key.substr(key.rfind('.') + 1);
   for (const char* read : kRead)
     if (leaf == read) return true;

@@ -173,7 +173,13 @@ Broken torchtitan_partial_recompute(const JobFacts& job) {
   return fmt::format("full recompute of {} layers per stage", l.recompute_layers);
 }
 
-constexpr std::array<Rule, 23> kRules = {{
+Broken non_megatron_cp_comm(const JobFacts& job) {
+  const Layout& l = layout(job);
+  if (l.cp <= 1 || l.cp_comm == CpComm::p2p) return {};
+  return fmt::format("cp_comm_type {}", to_string(l.cp_comm));
+}
+
+constexpr std::array<Rule, 24> kRules = {{
     {Framework::megatron, RuleLevel::shape, "layout.cp",
      "with context parallelism the sequence length must be divisible by 2 x cp (each rank keeps two chunks for "
      "causal load balance)",
@@ -250,6 +256,10 @@ constexpr std::array<Rule, 23> kRules = {{
     {Framework::torchtitan, RuleLevel::states, "layout.recompute_layers",
      "activation_checkpoint.mode full wraps every block; a count of layers per stage is not an option",
      "torchtitan/distributed/activation_checkpoint.py:226-227", torchtitan_partial_recompute},
+    {Framework::torchtitan, RuleLevel::shape, "layout.cp_comm_type",
+     "context parallelism is PyTorch's ring attention (experimental.context_parallel_rotate_method passes K/V "
+     "between the ranks); Transformer Engine's all-to-all and all-gather exchanges are Megatron-LM and NeMo options",
+     "torchtitan/distributed/utils.py create_context_parallel_ctx", non_megatron_cp_comm},
 }};
 
 }  // namespace

@@ -13,6 +13,9 @@ constexpr const char* kFlash = "FlashAttention saves q, k, v, output and fp32 lo
 constexpr const char* kMoeRouter = "Megatron-Core 0.13+ moe/router.py, moe_utils.py (TopKRouter)";
 constexpr const char* kMoeDispatcher = "Megatron-Core 0.13+ moe/token_dispatcher.py (alltoall), moe_utils.py permute";
 constexpr const char* kMoeExperts = "Megatron-Core 0.13+ moe/experts.py TEGroupedMLP, fusions/fused_bias_swiglu.py";
+constexpr const char* kTeContextParallel =
+    "Transformer Engine 2.8+ dot_product_attention/context_parallel.py (AttnFuncWithCPAndQKVOA2A, "
+    "AttnFuncWithCPAndKVAllGather: saved out_part / out_per_step)";
 constexpr const char* kMoeShared = "Megatron-Core moe/shared_experts.py";
 
 double routed_tokens(const ActivationContext& c, const Shapes& x) {
@@ -70,6 +73,11 @@ double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g
   }
   core_attention_terms(c, x, g, kKorthikanti, kFlash);
   g.add("output projection input", c.gemm_input_bytes * x.tokens * x.v_width / c.tp, kKorthikanti);
+  // Under a2a and all_gather context parallelism Transformer Engine saves its own copy of the attention output
+  // (before the output all-to-all, or the two half-sequence outputs); the one returned is a second tensor.
+  if (c.cp > 1 && (c.cp_comm == CpComm::a2a || c.cp_comm == CpComm::all_gather))
+    g.add("attention output Transformer Engine keeps for its backward (a second copy under CP a2a/all_gather)",
+          c.element_bytes * x.tokens * x.v_width / c.tp, kTeContextParallel);
   if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
   return g.total() - before;
 }

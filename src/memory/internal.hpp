@@ -94,6 +94,9 @@ struct ActivationContext {
   double keys_per_query = 0;   // keys each query attends to (seq_len)
   double micro_batch = 0;
   double tp = 1;               // tensor parallel
+  double cp = 1;               // context parallel
+  CpComm cp_comm = CpComm::p2p;
+  double cp_a2a = 1;           // a2a+p2p: ranks of one all-to-all group
   double etp = 1;              // expert tensor parallel
   bool sequence_parallel = false;
   double element_bytes = 2;    // bytes per activation element

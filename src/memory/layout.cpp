@@ -1,6 +1,7 @@
 // Checks a parallel layout against the model and the GPU count, and derives the missing degrees.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "gpuplan/error.hpp"
@@ -132,6 +133,35 @@ void check_heads_and_experts(const ModelConfig& m, const Layout& l) {
                      "ep x etp dividing the GPUs of one pipeline stage");
 }
 
+// What Transformer Engine's context-parallel attention accepts (dot_product_attention/context_parallel.py): the
+// all-to-all splits the heads of each rank over the CP ranks (its group's ranks under a2a+p2p), so both the query
+// heads and the key/value heads a rank holds must divide; MLA runs only the ring (p2p, a2a+p2p).
+void check_context_parallel(const ModelConfig& m, Layout& l) {
+  if (l.cp_comm != CpComm::a2a_p2p && l.cp_a2a != 1)
+    throw InputError("layout.cp_a2a_size", std::to_string(l.cp_a2a), "only with layout.cp_comm_type a2a+p2p");
+  if (l.cp == 1) {   // nothing is exchanged: every type is the same layout
+    l.cp_comm = CpComm::p2p;
+    l.cp_a2a = 1;
+    return;
+  }
+  if (l.cp_comm == CpComm::a2a_p2p && (l.cp_a2a < 2 || l.cp_a2a >= l.cp || l.cp % l.cp_a2a != 0))
+    throw InputError("layout.cp_a2a_size", fmt::format("{} with cp {}", l.cp_a2a, l.cp),
+                     fmt::format("a divisor of cp {} between 2 and {} (Transformer Engine runs two levels)", l.cp,
+                                 l.cp / 2));
+  const std::int64_t group = l.cp_comm == CpComm::a2a ? l.cp : l.cp_a2a;
+  if (m.mla.enabled && (l.cp_comm == CpComm::a2a || l.cp_comm == CpComm::all_gather))
+    throw InputError("layout.cp_comm_type", fmt::format("{} with MLA attention", to_string(l.cp_comm)),
+                     "p2p or a2a+p2p (Transformer Engine runs MLA's unequal K and V widths only on the ring)");
+  if (l.cp_comm != CpComm::a2a && l.cp_comm != CpComm::a2a_p2p) return;
+  const std::int64_t heads = m.heads / l.tp;
+  const std::int64_t kv_heads = m.mla.enabled ? heads : std::max<std::int64_t>(1, m.kv_heads / l.tp);
+  if (heads % group != 0 || kv_heads % group != 0)
+    throw InputError("layout.cp_comm_type",
+                     fmt::format("{} over {} ranks with {} query and {} key/value heads per tensor-parallel rank",
+                                 to_string(l.cp_comm), group, heads, kv_heads),
+                     "an all-to-all group that divides both head counts, or p2p");
+}
+
 // The layers over the pipeline stages (pipeline_split.cpp), and a recompute count within a stage's layers.
 void check_pipeline(const ModelConfig& m, const Layout& l) {
   memory::check_pipeline_split(m.layers, l);
@@ -152,10 +182,13 @@ Layout resolve_layout(const MemoryInputs& in) {
   check_schedule_and_batch(in, l);
   check_offload_and_recompute(l);
   if (!in.model) {
+    if (l.cp_comm != CpComm::p2p && l.cp > 1)
+      throw InputError("layout.cp_comm_type", to_string(l.cp_comm), "p2p with params (the heads are not known)");
     if (l.ep > 1) throw InputError("layout.ep", std::to_string(l.ep), "1 with params (expert parallelism needs model)");
     return l;
   }
   check_heads_and_experts(*in.model, l);
+  check_context_parallel(*in.model, l);
   check_pipeline(*in.model, l);
   return l;
 }

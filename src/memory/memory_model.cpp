@@ -92,6 +92,9 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   ctx.keys_per_query = static_cast<double>(tr.seq_len);
   ctx.micro_batch = static_cast<double>(micro_batch);
   ctx.tp = static_cast<double>(shape_.tp);
+  ctx.cp = static_cast<double>(shape_.cp);
+  ctx.cp_comm = shape_.cp_comm;
+  ctx.cp_a2a = static_cast<double>(shape_.cp_a2a);
   ctx.etp = static_cast<double>(shape_.etp);
   ctx.sequence_parallel = sequence_parallel && shape_.tp > 1;
   ctx.element_bytes = job_->element_bytes;
@@ -155,18 +158,45 @@ void MemoryModel::add_microbatch_buffers(const ActivationContext& ctx, Activatio
   a.embedding_backward = e * ctx.vocab / ctx.tp * h;
 }
 
-// Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P, Megatron's default --cp-comm-type p2p) in one
-// layer: forward holds every K/V chunk it received and each step's output until it returns (the last rank of the
-// ring keeps cp outputs of the local query's size); backward exchanges K/V and their gradients in two send/receive
-// pairs beside the query gradients of the whole and of one step.
+// The buffers Transformer Engine's context-parallel attention holds inside one layer beyond what it saves
+// (dot_product_attention/context_parallel.py), by --cp-comm-type. q, kv, o: the local query, key + value and output.
+//   p2p (AttnFuncWithCPAndKVP2P): forward holds every K/V chunk it received and each step's output until it
+//     returns (the last rank of the ring keeps cp outputs of the local query's size); backward exchanges K/V and
+//     their gradients in two send/receive pairs beside the query gradients of the whole and of one step.
+//   a2a (AttnFuncWithCPAndQKVOA2A): around each all-to-all a repacked copy and a reordered copy of the tensor;
+//     forward keeps the caller's Q, K, V and the repacked ones until it returns; backward does the same for the
+//     query, key and value gradients beside the attention backward's own.
+//   all_gather (AttnFuncWithCPAndKVAllGather): the whole sequence's K and V and a reordered copy forward; backward
+//     gathers them again and builds whole-sequence K/V gradients, each call's share and a reordered copy.
+//   a2a+p2p: the all-to-all's copies of the caller's tensors, then the ring over cp / cp_a2a ranks.
 void MemoryModel::add_context_parallel_transients(const ActivationContext& ctx, double cp, ActivationTable& a) const {
   const Shapes x = shapes_of(ctx);
   const double e = job_->element_bytes;
-  const double query = e * x.tokens * x.q_width / ctx.tp;
-  const double key_value = e * x.tokens * (x.kv_width + (x.mla ? x.v_width : x.kv_width)) / ctx.tp;
+  const double q = e * x.tokens * x.q_width / ctx.tp;
+  const double o = e * x.tokens * x.v_width / ctx.tp;
+  const double kv = e * x.tokens * (x.kv_width + (x.mla ? x.v_width : x.kv_width)) / ctx.tp;
   const double logsumexp = 4.0 * x.tokens * x.heads / ctx.tp;
-  a.context_parallel_forward = (cp - 1) * key_value + cp * (query + logsumexp);
-  a.context_parallel_backward = 4 * key_value + 3 * query + logsumexp / 2;
+  const double attention_backward = a.backward_temp;   // the widest of the layer's own backward (incl. dQ, dK, dV)
+  switch (ctx.cp_comm) {
+    case CpComm::p2p:
+      a.context_parallel_forward = (cp - 1) * kv + cp * (q + logsumexp);
+      a.context_parallel_backward = 4 * kv + 3 * q + logsumexp / 2;
+      return;
+    case CpComm::a2a:
+      a.context_parallel_forward = 2 * (q + kv) + q;
+      a.context_parallel_backward = attention_backward + 2 * (q + kv);
+      return;
+    case CpComm::all_gather:
+      a.context_parallel_forward = 2 * cp * kv;
+      a.context_parallel_backward = attention_backward + 3 * cp * kv;
+      return;
+    case CpComm::a2a_p2p: {
+      const double ring = cp / ctx.cp_a2a;
+      a.context_parallel_forward = (q + kv) + (ring - 1) * kv + ring * (q + logsumexp);
+      a.context_parallel_backward = std::max(4 * kv + 3 * q + logsumexp / 2 + 2 * o, attention_backward + 2 * (q + kv));
+      return;
+    }
+  }
 }
 
 MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v) const {

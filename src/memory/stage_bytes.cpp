@@ -54,6 +54,35 @@ class Tally {
   double total_ = 0;
 };
 
+// What each context-parallel exchange holds inside a layer, as the explanation names it.
+struct ContextParallelNames {
+  const char* forward;
+  const char* backward;
+  const char* source;
+};
+ContextParallelNames context_parallel_names(CpComm comm) {
+  switch (comm) {
+    case CpComm::a2a:
+      return {"CP all-to-all: the caller's Q, K, V beside their repacked and exchanged copies",
+              "CP all-to-all: repacked and exchanged copies of the query, key and value gradients",
+              "Transformer Engine 2.8+ dot_product_attention/context_parallel.py, AttnFuncWithCPAndQKVOA2A"};
+    case CpComm::all_gather:
+      return {"CP all-gather: the whole sequence's K and V and their reordered copy",
+              "CP all-gather: K and V gathered again, whole-sequence K/V gradients and their reordered copy",
+              "Transformer Engine 2.x dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVAllGather"};
+    case CpComm::a2a_p2p:
+      return {"CP all-to-all then ring: exchanged Q, K, V, received K/V chunks and per-step outputs",
+              "CP ring backward with the output and its gradient exchanged, or the gradients' all-to-all",
+              "Transformer Engine 2.x dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P with a "
+              "two-level CP group"};
+    case CpComm::p2p:
+      break;
+  }
+  return {"ring attention: received K/V chunks and per-step outputs",
+          "ring attention: K/V and gradient exchange, query gradients",
+          "Transformer Engine 2.x dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P"};
+}
+
 // Records one table of per-microbatch terms, scaled to what the stage holds.
 template <typename Table>
 void record_scaled(std::vector<Term>& terms, double factor, Table&& table) {
@@ -164,11 +193,9 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
     output_backward_bytes(ctx, job_->inputs->training, output);
   }
   if (acts.context_parallel_forward > 0) {
-    const char* ring = "Transformer Engine 2.x dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P";
-    terms.push_back(Term{"forward phase", "ring attention: received K/V chunks and per-step outputs",
-                         acts.context_parallel_forward, ring});
-    terms.push_back(Term{"backward phase", "ring attention: K/V and gradient exchange, query gradients",
-                         acts.context_parallel_backward, ring});
+    const ContextParallelNames n = context_parallel_names(shape_.cp_comm);
+    terms.push_back(Term{"forward phase", n.forward, acts.context_parallel_forward, n.source});
+    terms.push_back(Term{"backward phase", n.backward, acts.context_parallel_backward, n.source});
   }
   if (sp.first)
     terms.push_back(Term{"backward phase", "embedding weight gradient (dense 16-bit, until in main_grad)",

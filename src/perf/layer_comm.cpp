@@ -4,6 +4,19 @@
 
 namespace gpuplan::perf {
 
+namespace {
+void set_attention_calls(const Layout& l, MicrobatchShape& s);
+}  // namespace
+
+AttentionBytes attention_bytes(const ModelConfig& m, const MicrobatchShape& s) {
+  const double heads = static_cast<double>(m.heads) / s.tp;
+  AttentionBytes b;
+  b.q = s.tokens * heads * static_cast<double>(detail::qk_head_dim(m)) * s.element_bytes;
+  b.kv = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
+  b.o = s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) * s.element_bytes;
+  return b;
+}
+
 MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   const ModelConfig& m = *in.memory.model;
   const TrainingConfig& tr = in.memory.training;
@@ -21,7 +34,44 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
+  set_attention_calls(l, s);
   return s;
 }
+
+// What one flash-attention kernel call sees under each context-parallel exchange (Transformer Engine's
+// dot_product_attention/context_parallel.py). The ring (p2p) runs cp steps on chunks of s / (2 cp) keys: Megatron-LM
+// gives rank i chunks i and 2cp-1-i to balance the causal work (get_batch_on_this_cp_rank); a2a runs one call on
+// the whole sequence with heads / cp; all_gather one call per local chunk, whose keys reach (i + 1) and (2cp - i)
+// chunks, s (2cp + 1) / (4 cp) on average; a2a+p2p the ring over cp / cp_a2a ranks.
+namespace {
+void set_attention_calls(const Layout& l, MicrobatchShape& s) {
+  const double cp = static_cast<double>(l.cp);
+  if (l.cp <= 1) {
+    s.attention_keys_per_call = s.keys_per_query;
+    s.attention_calls = 1;
+    return;
+  }
+  switch (l.cp_comm) {
+    case CpComm::a2a:
+      s.attention_keys_per_call = s.keys_per_query;
+      s.attention_calls = 1;
+      return;
+    case CpComm::all_gather:
+      s.attention_keys_per_call = s.keys_per_query * (2 * cp + 1) / (4 * cp);
+      s.attention_calls = 2;
+      return;
+    case CpComm::a2a_p2p: {
+      const double ring = cp / static_cast<double>(l.cp_a2a);
+      s.attention_keys_per_call = s.keys_per_query / (2 * ring);
+      s.attention_calls = ring;
+      return;
+    }
+    case CpComm::p2p:
+      break;
+  }
+  s.attention_keys_per_call = s.local_sequence / 2;
+  s.attention_calls = cp;
+}
+}  // namespace
 
 }  // namespace gpuplan::perf

@@ -15,9 +15,68 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& layout)
 
 struct LayerComm {
   double tp_per_layer_s = 0;   // the TP collectives of one layer's forward (the backward's match)
-  double cp_hop_s = 0;         // one ring step's K/V chunk to the next CP rank
+  double cp_hop_s = 0;         // one ring step's K/V chunk to the next CP rank (p2p, and a2a+p2p's ring)
+  double cp_ring_ranks = 0;    // ranks of that ring (cp, or cp / cp_a2a); 0: no ring
+  double cp_forward_s = 0;     // the CP collectives nothing hides (a2a, all_gather, a2a+p2p's all-to-alls)
+  double cp_backward_s = 0;
   double ep_per_layer_s = 0;   // a MoE layer's dispatch and combine all-to-alls, forward
 };
+
+// The local query, key + value and output of one layer on one rank (b x s/cp tokens, heads split over TP).
+struct AttentionBytes {
+  double q = 0, kv = 0, o = 0;
+};
+AttentionBytes attention_bytes(const ModelConfig& m, const MicrobatchShape& s);
+
+// The CP collectives Transformer Engine runs in one layer and waits for (dot_product_attention/
+// context_parallel.py), by --cp-comm-type:
+//   a2a: forward all-to-alls Q, K and V, then the output; backward the output's gradient (TE 2.8+: not the
+//     output itself), then the query, key and value gradients;
+//   all_gather: forward all-gathers K and V of the whole sequence; backward gathers them again and
+//     reduce-scatters their gradients;
+//   a2a+p2p: a2a's all-to-alls inside each group of cp_a2a ranks, the output sent again in backward.
+// `group` is the all-to-all or all-gather group.
+template <class Price>
+void cp_collectives(const Layout& l, const AttentionBytes& b, const GroupPlacement& group, Price&& price,
+                    LayerComm& out) {
+  if (l.cp_comm == CpComm::all_gather) {
+    const double cp = static_cast<double>(l.cp);
+    const double gathered = cp * b.kv / 2;   // K, and V, of the whole sequence
+    out.cp_forward_s = 2 * price(Collective::allgather, gathered, group);
+    out.cp_backward_s = out.cp_forward_s + 2 * price(Collective::reducescatter, gathered, group);
+    return;
+  }
+  const double qkv = price(Collective::alltoall, b.q, group) + 2 * price(Collective::alltoall, b.kv / 2, group);
+  const double output = price(Collective::alltoall, b.o, group);
+  out.cp_forward_s = qkv + output;
+  out.cp_backward_s = output * (l.cp_comm == CpComm::a2a_p2p ? 2 : 1) + qkv;
+}
+
+// Context parallelism's exchanges in one layer: the ring's hop, and the collectives around the attention.
+template <class Price>
+void cp_layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShape& s, const GroupPlacement& cp_group,
+                   Price&& price, LayerComm& out) {
+  const AttentionBytes b = attention_bytes(m, s);
+  const std::int64_t ring = l.cp_comm == CpComm::p2p ? l.cp : (l.cp_comm == CpComm::a2a_p2p ? l.cp / l.cp_a2a : 0);
+  const std::int64_t node = cp_group.ranks_per_node * cp_group.concurrent_groups_per_node;   // GPUs of a node
+  if (ring > 1) {
+    // The ring moves in lockstep: when it spans nodes, a node-crossing hop paces every step. Under a2a+p2p its
+    // ranks are cp_a2a apart (Megatron's hierarchical CP groups, parallel_state.create_hierarchical_groups).
+    const std::int64_t stride = l.cp / ring;
+    const std::int64_t ring_per_node = std::max<std::int64_t>(1, cp_group.ranks_per_node / stride);
+    const GroupPlacement pair{2, ring_per_node >= ring ? 2 : 1, cp_group.concurrent_groups_per_node};
+    out.cp_hop_s = price(Collective::sendrecv, b.kv, pair);
+    out.cp_ring_ranks = static_cast<double>(ring);
+  }
+  if (l.cp_comm == CpComm::p2p) return;
+  GroupPlacement group = cp_group;
+  if (l.cp_comm == CpComm::a2a_p2p) {   // cp_a2a consecutive CP ranks
+    group.ranks = l.cp_a2a;
+    group.ranks_per_node = std::min(l.cp_a2a, cp_group.ranks_per_node);
+    group.concurrent_groups_per_node = std::max<std::int64_t>(1, node / group.ranks_per_node);
+  }
+  cp_collectives(l, b, group, price, out);
+}
 
 // `price(collective, bytes, group)`: the collective's time on the placed group (CommMemo or any cache of it).
 template <class Price>
@@ -32,13 +91,7 @@ LayerComm layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShap
     else
       out.tp_per_layer_s = 2 * price(Collective::allreduce, act_bytes, placement.tp);
   }
-  if (l.cp > 1) {
-    const double kv_bytes = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
-    // The ring moves in lockstep: when it spans nodes, a node-crossing hop paces every step.
-    const bool ring_in_one_node = placement.cp.ranks_per_node >= l.cp;
-    const GroupPlacement pair{2, ring_in_one_node ? 2 : 1, placement.cp.concurrent_groups_per_node};
-    out.cp_hop_s = price(Collective::sendrecv, kv_bytes, pair);
-  }
+  if (l.cp > 1) cp_layer_comm(m, l, s, placement.cp, price, out);
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
     const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.hidden * s.element_bytes;
@@ -47,18 +100,23 @@ LayerComm layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShap
   return out;
 }
 
-// Transformer Engine's ring attention (AttnFuncWithCPAndKVP2P): with the load-balanced split every one of the cp
-// steps does the same work, and step i's compute hides the transfer step i + 1 waits for. Forward passes K/V
-// cp - 1 times; backward passes K/V and their gradients together, and the gradients make one hop more after the
-// last step to reach their owner, which nothing hides. Per layer; zero without context parallelism.
+// What context parallelism adds to one layer's time. Transformer Engine's ring (AttnFuncWithCPAndKVP2P): with the
+// load-balanced split every one of the ring's steps does the same work, and step i's compute hides the transfer
+// step i + 1 waits for. Forward passes K/V (ring - 1) times; backward passes K/V and their gradients together, and
+// the gradients make one hop more after the last step to reach their owner, which nothing hides. The all-to-alls
+// and all-gathers around the attention hide behind nothing (TE waits for them before the kernels start). Zero
+// without context parallelism.
 struct CpExposed {
   double forward_s = 0, backward_s = 0;
 };
-inline CpExposed cp_exposed(std::int64_t cp_degree, double hop_s, const Cost& attention_core) {
-  if (cp_degree <= 1) return {};
-  const double cp = static_cast<double>(cp_degree);
-  return {(cp - 1) * std::max(0.0, hop_s - attention_core.forward_s / cp),
-          (cp - 1) * std::max(0.0, 2 * hop_s - attention_core.backward_s / cp) + hop_s};
+inline CpExposed cp_exposed(const LayerComm& comm, const Cost& attention_core) {
+  CpExposed out{comm.cp_forward_s, comm.cp_backward_s};
+  const double ring = comm.cp_ring_ranks;
+  if (ring <= 1) return out;
+  const double hop_s = comm.cp_hop_s;
+  out.forward_s += (ring - 1) * std::max(0.0, hop_s - attention_core.forward_s / ring);
+  out.backward_s += (ring - 1) * std::max(0.0, 2 * hop_s - attention_core.backward_s / ring) + hop_s;
+  return out;
 }
 
 // Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered over

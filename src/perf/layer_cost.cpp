@@ -56,15 +56,14 @@ Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchSha
   Cost c;
   if (s.flash) {
     // Causal kernels skip the masked half of the s x s product; the backward recomputes the scores (2.5x FLOPs).
-    // A kernel call sees the whole sequence; under context parallelism one ring step (cp calls), on chunks of
-    // s / (2 cp) tokens: Megatron-LM splits the sequence into 2 cp chunks and gives rank i chunks i and 2cp-1-i
-    // to balance the causal work (get_batch_on_this_cp_rank). Short chunks fill the GPU less.
+    // Short kernel calls fill the GPU less: under context parallelism a call sees a chunk of the keys
+    // (set_attention_calls says which, by --cp-comm-type).
     const double flops = 2 * s.tokens * s.keys_per_query * heads * (qk + v) * 0.5;
-    const double keys = s.local_sequence < s.keys_per_query ? s.local_sequence / 2 : s.local_sequence;
+    const double keys = s.attention_keys_per_call;
     const double efficiency =
         mc.constants->flash_attention_efficiency * keys / (keys + mc.constants->flash_attention_half_length);
     const double t = flops / (mc.peak_flops * efficiency);
-    const double calls = s.keys_per_query / s.local_sequence;
+    const double calls = s.attention_calls;
     c.forward_s = t + calls * mc.constants->kernel_overhead_s;
     c.backward_s = 2.5 * t + 2 * calls * mc.constants->kernel_overhead_s;
     return c;

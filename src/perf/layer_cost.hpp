@@ -41,6 +41,9 @@ struct MicrobatchShape {
   double keys_per_query = 0;      // the whole sequence
   double micro_batch = 0;
   double local_sequence = 0;      // sequence / cp
+  // Flash attention under context parallelism: keys one kernel call sees, and calls per layer (--cp-comm-type).
+  double attention_keys_per_call = 0;
+  double attention_calls = 1;
   double hidden = 0;
   double tp = 1;
   double element_bytes = 2;       // an activation element

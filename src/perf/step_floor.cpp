@@ -39,7 +39,7 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
     l.sequence_parallel = sequence_parallel;
     const MicrobatchShape shape = microbatch_shape(in, l);
     const LayerComm comm = layer_comm(m, l, shape, placement, priced);
-    const CpExposed cp = cp_exposed(l.cp, comm.cp_hop_s, core);
+    const CpExposed cp = cp_exposed(comm, core);
     // The TP collectives hide behind the GEMMs only with overlap; without, forward and backward each wait.
     const double tp_waits = tp_overlap && l.tp > 1 ? 0.0 : 2 * comm.tp_per_layer_s;
     const double mean_stage_s = flop_floor_s / microbatches +
@@ -51,6 +51,17 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
     best = std::min(best, step_s);
   }
   return best * (1.0 - 1e-9);   // rounding of the sums never lifts it above the step model's
+}
+
+double StepFloor::attention_with_cp_s(const EstimateInputs& in, const PerfConstants& perf) {
+  const Layout& l = in.memory.layout;
+  const RankPlacement placement = place_ranks(l, std::max(1, fabric_->gpus_per_node), order_);
+  const Machine mc{in.gpu.tflops(peak_dtype(in.memory.training, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf};
+  const MicrobatchShape shape = microbatch_shape(in, l);
+  const Cost core = attention_core(mc, *in.memory.model, shape);
+  auto priced = [this](Collective c, double bytes, const GroupPlacement& g) { return price(c, bytes, g); };
+  const CpExposed cp = cp_exposed(layer_comm(*in.memory.model, l, shape, placement, priced), core);
+  return core.forward_s + core.backward_s + cp.forward_s + cp.backward_s;
 }
 
 }  // namespace gpuplan::perf

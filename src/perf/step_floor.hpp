@@ -29,6 +29,9 @@ class StepFloor {
   // (sequence parallelism, TP overlap); `flop_floor_s`: step_time_lower_bound_s of the layout.
   double bound_s(const EstimateInputs& in, const PerfConstants& perf, double flop_floor_s,
                  std::span<const std::pair<bool, bool>> choices);
+  // One layer's attention core and the context-parallel exchange it waits for, forward and backward, as the step
+  // model prices them: the only part of a step the --cp-comm-type of a layout changes.
+  double attention_with_cp_s(const EstimateInputs& in, const PerfConstants& perf);
 
  private:
   double price(Collective collective, double bytes, const GroupPlacement& group);

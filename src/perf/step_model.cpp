@@ -111,7 +111,8 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   const ModelConfig& m = *in_->memory.model;
   const Layout& l = layout_;
   const std::int64_t etp_degree = l.etp > 0 ? l.etp : l.tp;
-  const ComputeMemo::Key key{l.tp, l.cp, in_->memory.training.micro_batch, s.sequence_parallel ? 1 : 0, l.ep, etp_degree};
+  const ComputeMemo::Key key{l.tp,           l.cp, static_cast<std::int64_t>(l.cp_comm), l.cp_a2a,
+                             in_->memory.training.micro_batch, s.sequence_parallel ? 1 : 0, l.ep, etp_degree};
   if (const ComputeMemo::Priced* known = memo != nullptr ? memo->find(key) : nullptr) {
     set_compute_fields(known->costs, known->attention_core);
     price_layer_comm(s, known->attention_core);
@@ -176,7 +177,7 @@ void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
   const LayerComm comm = layer_comm(*in_->memory.model, l, s, placement_, collective_);
   tp_comm_per_layer_s_ = comm.tp_per_layer_s;
   ep_comm_per_layer_s_ = comm.ep_per_layer_s;
-  const CpExposed cp = cp_exposed(l.cp, comm.cp_hop_s, core);
+  const CpExposed cp = cp_exposed(comm, core);
   cp_exposed_forward_s_ = cp.forward_s;
   cp_exposed_backward_s_ = cp.backward_s;
 }

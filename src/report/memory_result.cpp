@@ -97,8 +97,10 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   m.activations_known = r.activations_known;
   m.params.total = static_cast<std::int64_t>(r.params_total + 0.5);
   if (r.vocab_padded > 0) m.vocab_padded = r.vocab_padded;
-  m.layout = LayoutSummary{r.gpus,         r.dp,           in.layout.tp, in.layout.pp, in.layout.cp,
-                           in.layout.ep, in.layout.zero, r.microbatches};
+  m.layout = LayoutSummary{r.gpus,          r.dp,           in.layout.tp,
+                           in.layout.pp,    in.layout.cp,   in.layout.ep,
+                           in.layout.zero,  r.microbatches, to_string(in.layout.cp_comm),
+                           in.layout.cp_a2a};
   m.training = TrainingSummary{in.model ? in.model->name : std::string(), to_string(in.training.precision),
                                to_string(in.training.optimizer), in.training.seq_len, in.training.micro_batch};
   if (all_stages) {

@@ -160,14 +160,21 @@ std::string gpu_line(const MemoryResult& r) {
                      usable);
 }
 
+// The CP exchange where it is not the ring: " (a2a)", " (a2a+p2p, all-to-all groups of 2)".
+std::string cp_comm_words(const LayoutSummary& l) {
+  if (l.cp <= 1 || l.cp_comm_type == "p2p") return "";
+  if (l.cp_comm_type == "a2a+p2p") return fmt::format(" (a2a+p2p, all-to-all groups of {})", l.cp_a2a_size);
+  return fmt::format(" ({})", l.cp_comm_type);
+}
+
 }  // namespace
 
 std::string to_text(const MemoryResult& r, bool explain) {
   const LayoutSummary& l = r.layout;
   const std::string params = format_count(static_cast<double>(r.params.total)) + " parameters";
   const std::string name = r.activations_known ? fmt::format("{} ({})", r.training.model, params) : params;
-  std::string out = fmt::format("Model {} on {}: tp {} x pp {} x cp {} x dp {}{}, ZeRO {}\n", name,
-                                format_quantity(l.gpus, "GPU", "GPUs"), l.tp, l.pp, l.cp, l.dp,
+  std::string out = fmt::format("Model {} on {}: tp {} x pp {} x cp {}{} x dp {}{}, ZeRO {}\n", name,
+                                format_quantity(l.gpus, "GPU", "GPUs"), l.tp, l.pp, l.cp, cp_comm_words(l), l.dp,
                                 l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.zero);
   out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} per step{}\n",
                      r.training.precision, r.training.optimizer, r.training.seq_len, r.training.micro_batch,

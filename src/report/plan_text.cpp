@@ -20,6 +20,8 @@ std::string layout_line(const PlanLayout& l) {
                      l.last_stage_layers);
   if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
   if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
+  if (l.cp > 1 && l.cp_comm_type == "a2a+p2p") s += fmt::format("(a2a {} x p2p {})", l.cp_a2a_size, l.cp / l.cp_a2a_size);
+  else if (l.cp > 1 && l.cp_comm_type != "p2p") s += fmt::format("({})", l.cp_comm_type);
   if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);
   s += fmt::format(" DP={} micro-batch={} ({}) ZeRO-{}", l.dp, l.micro_batch,
                    format_quantity(l.microbatches, "microbatch", "microbatches"), l.zero);

@@ -102,6 +102,8 @@ Layout Evaluator::shape_layout(const Shape& s) const {
   l.gpus = s.gpus;
   l.tp = s.tp;
   l.cp = s.cp;
+  l.cp_comm = s.cp_comm;
+  l.cp_a2a = s.cp_a2a;
   l.pp = s.pp;
   l.vpp = s.vpp;
   l.ep = s.ep;

@@ -16,6 +16,8 @@ namespace gpuplan::search {
 // One parallel shape: the degrees that fix which parameters and layers each rank holds.
 struct Shape {
   std::int64_t gpus = 1, tp = 1, cp = 1, pp = 1, vpp = 1, ep = 1, etp = 1, dp = 1;
+  CpComm cp_comm = CpComm::p2p;
+  std::int64_t cp_a2a = 1;                                   // a2a+p2p: ranks of one all-to-all group
   std::int64_t layers_per_stage = 0;                       // the most layers a pipeline rank holds
   std::int64_t first_stage_layers = -1, last_stage_layers = -1;   // an uneven split (-1: even)
   std::uint32_t zero_offload_mask = ~0u;   // bit i: the framework runs the space's i-th ZeRO/offload choice here

@@ -53,6 +53,8 @@ std::string layout_flags(const Plan& p) {
   std::string s = fmt::format("--gpus {} --tp {} --pp {}", l.gpus, l.tp, l.pp);
   if (l.vpp > 1) s += fmt::format(" --vpp {}", l.vpp);
   if (l.cp > 1) s += fmt::format(" --cp {}", l.cp);
+  if (l.cp > 1 && l.cp_comm != CpComm::p2p) s += fmt::format(" --cp-comm-type {}", to_string(l.cp_comm));
+  if (l.cp_comm == CpComm::a2a_p2p) s += fmt::format(" --cp-a2a-size {}", l.cp_a2a);
   if (l.ep > 1) s += fmt::format(" --ep {}", l.ep);
   if (l.ep > 1 || l.etp != l.tp) s += fmt::format(" --etp {}", l.etp);
   if (l.first_stage_layers >= 0) s += fmt::format(" --first-stage-layers {}", l.first_stage_layers);
@@ -132,6 +134,7 @@ std::string summary(const Plan& p) {
     s += fmt::format("(first {} last {})", l.first_stage_layers, l.last_stage_layers);
   if (l.vpp > 1) s += fmt::format(" VPP={}", l.vpp);
   if (l.cp > 1) s += fmt::format(" CP={}", l.cp);
+  if (l.cp > 1 && l.cp_comm != CpComm::p2p) s += fmt::format("({})", to_string(l.cp_comm));
   if (l.ep > 1) s += fmt::format(" EP={} ETP={}", l.ep, l.etp);
   s += fmt::format(" DP={} mb={} ZeRO-{}", l.dp, p.micro_batch, l.zero);
   if (l.sequence_parallel) s += " SP";
@@ -434,6 +437,8 @@ Plan evaluate_layout(const PlanInputs& inputs, const Layout& layout, std::int64_
   s.gpus = l.gpus;
   s.tp = l.tp;
   s.cp = l.cp;
+  s.cp_comm = l.cp_comm;
+  s.cp_a2a = l.cp_a2a;
   s.pp = l.pp;
   s.vpp = l.vpp;
   s.ep = l.ep;

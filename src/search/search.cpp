@@ -50,7 +50,7 @@ void Space::check_filters() const {
     if (z < 0 || z > 3) throw InputError("space.zero", std::to_string(z), "stages 0 to 3");
 }
 
-Space::Space(const Evaluator& ev) : ev_(ev) {
+Space::Space(const Evaluator& ev) : ev_(ev), cp_floor_(ev.estimate_inputs()) {
   check_filters();
   choose_variants(ev.inputs().space);
   add_all_shapes();
@@ -67,7 +67,7 @@ void Space::add_all_shapes() {
   }
 }
 
-Space::Space(const Evaluator& ev, const Space& wider) : ev_(ev) {
+Space::Space(const Evaluator& ev, const Space& wider) : ev_(ev), cp_floor_(ev.estimate_inputs()) {
   check_filters();
   const SearchSpace& f = ev.inputs().space;
   choose_variants(f);
@@ -170,6 +170,59 @@ bool Space::framework_allows(Shape& s) const {
   return s.zero_offload_mask != 0;
 }
 
+// How context-parallel attention can exchange the sequence at (tp, cp) (Megatron-LM's --cp-comm-type, checked as
+// resolve_layout does): the ring always; without MLA the all-to-all where both head counts of a rank divide by cp,
+// else the all-gather (as Llama 3's GQA training did); and a2a+p2p with the largest all-to-all group that stays
+// inside a node, where the ring alone would leave the node. --cp-comm-type keeps the search to the types it lists
+// (all_gather is searched beside a2a only when it is listed).
+std::vector<std::pair<CpComm, std::int64_t>> Space::cp_exchanges(std::int64_t tp, std::int64_t cp) const {
+  if (cp <= 1) return {{CpComm::p2p, 1}};
+  const PlanInputs& in = ev_.inputs();
+  const ModelConfig& m = ev_.model();
+  const std::int64_t heads = m.heads / tp;
+  const std::int64_t kv_heads = m.mla.enabled ? heads : std::max<std::int64_t>(1, m.kv_heads / tp);
+  auto divides_heads = [&](std::int64_t group) { return heads % group == 0 && kv_heads % group == 0; };
+  std::vector<std::pair<CpComm, std::int64_t>> out{{CpComm::p2p, 1}};
+  if (!m.mla.enabled) out.push_back({divides_heads(cp) ? CpComm::a2a : CpComm::all_gather, 1});
+  const std::int64_t node = std::max(1, in.fabric.gpus_per_node);
+  if (tp * cp > node) {
+    std::int64_t best = 1;
+    for (std::int64_t a : divisors(cp))
+      if (a > 1 && a < cp && tp * a <= node && divides_heads(a)) best = a;
+    if (best > 1) out.push_back({CpComm::a2a_p2p, best});
+  }
+  const std::vector<CpComm>& kept = in.space.cp_comm;
+  const bool gather_asked = std::find(kept.begin(), kept.end(), CpComm::all_gather) != kept.end();
+  if (gather_asked && !m.mla.enabled && out[1].first == CpComm::a2a) out.push_back({CpComm::all_gather, 1});
+  if (!kept.empty())
+    std::erase_if(out, [&](const auto& e) { return std::find(kept.begin(), kept.end(), e.first) == kept.end(); });
+  return out;
+}
+
+// Of the exchanges cp_exchanges offers for a shape, the one whose attention and CP communication take least in a
+// layer (at the smallest micro-batch): nothing else in a step depends on it, and its memory differs from the
+// ring's by a copy of the attention output at most. --cp-comm-type p2p keeps the ring where it matters.
+std::pair<CpComm, std::int64_t> Space::fastest_cp_exchange(const Shape& shape) {
+  const auto options = cp_exchanges(shape.tp, shape.cp);
+  if (options.size() <= 1) return options.empty() ? std::pair{CpComm::p2p, std::int64_t{1}} : options.front();
+  EstimateInputs est = ev_.estimate_inputs();
+  Variant plain;
+  plain.micro_batch = 1;
+  std::pair<CpComm, std::int64_t> best = options.front();
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const auto& option : options) {
+    Shape s = shape;
+    std::tie(s.cp_comm, s.cp_a2a) = option;
+    ev_.set_layout(est, s, plain);
+    const double t = cp_floor_.attention_with_cp_s(est, ev_.step_job().perf);
+    if (t < best_s) {
+      best_s = t;
+      best = option;
+    }
+  }
+  return best;
+}
+
 // Every (tp, cp, pp) that the heads, the sequence and the layers allow on `gpus`, data parallelism filling the rest.
 void Space::add_shapes(std::int64_t gpus) {
   const SearchSpace& f = ev_.inputs().space;
@@ -190,6 +243,7 @@ void Space::add_shapes(std::int64_t gpus) {
         s.cp = cp;
         s.pp = pp;
         s.dp = dp;
+        std::tie(s.cp_comm, s.cp_a2a) = fastest_cp_exchange(s);
         add_pipeline_splits(s);
       }
     }
@@ -696,8 +750,9 @@ class Worker {
 
 }  // namespace
 
-std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v) {
-  return {s.gpus, s.tp, s.cp, s.pp, s.vpp, s.ep, s.etp, v.micro_batch, v.zero, static_cast<std::int64_t>(v.offload),
+std::array<std::int64_t, 15> key_of(const Shape& s, const Variant& v) {
+  return {s.gpus, s.tp, s.cp, static_cast<std::int64_t>(s.cp_comm) * 65536 + s.cp_a2a, s.pp, s.vpp, s.ep, s.etp,
+          v.micro_batch, v.zero, static_cast<std::int64_t>(v.offload),
           static_cast<std::int64_t>(v.offload_target), static_cast<std::int64_t>(v.recompute),
           v.recompute_layers < 0 ? std::numeric_limits<std::int64_t>::max() : v.recompute_layers,
           (v.sequence_parallel ? 2 : 0) + (v.tp_overlap ? 1 : 0)};

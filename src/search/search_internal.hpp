@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "perf/step_floor.hpp"
 #include "search/bound_memo.hpp"
 #include "search/evaluator.hpp"
 
@@ -50,6 +51,8 @@ class Space {
   void choose_variants(const SearchSpace& filters);
   bool keeps(const Shape& shape) const;   // whether the degrees of a shape pass the filters
   void add_shapes(std::int64_t gpus);
+  std::vector<std::pair<CpComm, std::int64_t>> cp_exchanges(std::int64_t tp, std::int64_t cp) const;
+  std::pair<CpComm, std::int64_t> fastest_cp_exchange(const Shape& shape);
   void add_pipeline_splits(Shape shape);
   void add_expert_shapes(Shape shape);
   // The framework's rules for a shape (layout.framework of the inputs): false when it rejects the shape, else the
@@ -57,6 +60,7 @@ class Space {
   bool framework_allows(Shape& shape) const;
 
   const Evaluator& ev_;
+  perf::StepFloor cp_floor_;   // prices the CP exchanges fastest_cp_exchange compares
   std::vector<Shape> shapes_;
   std::vector<std::vector<std::int64_t>> mbs_;
   std::vector<ZeroOffload> zo_;
@@ -72,14 +76,14 @@ struct Candidate {
   bytes_t memory_bytes = 0;
   double step_s = 0;                    // estimate_step
   double score = 0;
-  std::array<std::int64_t, 14> key{};   // deterministic tie-break
+  std::array<std::int64_t, 15> key{};   // deterministic tie-break
   // Variants of the same layout that differ only in ZeRO stage or offload and have exactly its step time and
   // memory (ZeRO-1 and ZeRO-2 at dp 1; offload to CPU or to NVMe when its traffic is hidden): one plan, not several.
   std::vector<Variant> equivalents;
 };
 bool better(const Candidate& a, const Candidate& b);
 bool equivalent(const Candidate& a, const Candidate& b);
-std::array<std::int64_t, 14> key_of(const Shape& s, const Variant& v);
+std::array<std::int64_t, 15> key_of(const Shape& s, const Variant& v);
 
 // One choice of a layout, as the sensitivity varies it.
 enum class Choice { tp, pp, cp, ep, vpp, micro_batch, zero, recompute, sequence_parallel, offload };

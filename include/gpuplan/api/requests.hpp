@@ -73,6 +73,8 @@ struct LayoutOptions {
   std::optional<std::int64_t> gpus;            // none: tp x pp x cp x dp
   std::int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1;
   std::optional<std::int64_t> etp, dp;         // none: tp; gpus / (tp x pp x cp)
+  std::string cp_comm_type = "p2p";            // p2p | a2a | all_gather | a2a+p2p (Megatron-LM's --cp-comm-type)
+  std::optional<std::int64_t> cp_a2a_size;     // a2a+p2p: ranks of one all-to-all group
   bool sequence_parallel = false;
   std::optional<std::int64_t> zero;            // none: the framework's default (3 under torchtitan, FSDP2; else 0)
   std::string recompute = "none";
@@ -163,6 +165,7 @@ struct SearchOptions {
   std::optional<std::int64_t> max_tp, max_pp, max_cp, max_vpp;
   std::vector<std::int64_t> zero;
   std::vector<std::string> recompute;
+  std::vector<std::string> cp_comm_type;       // p2p, a2a, all_gather, a2a+p2p (none: every one that applies)
   bool partial_recompute = true;
   bool offload = true;
   bool sequence_parallel = true;

@@ -96,6 +96,8 @@ struct ByteTotal {
 };
 struct LayoutSummary {
   std::int64_t gpus = 0, dp = 0, tp = 0, pp = 0, cp = 0, ep = 0, zero = 0, microbatches = 0;
+  std::string cp_comm_type;            // how CP attention exchanges the sequence (p2p at cp 1)
+  std::int64_t cp_a2a_size = 1;        // a2a+p2p: ranks of one all-to-all group
 };
 struct TrainingSummary {
   std::string model, precision, optimizer;
@@ -199,6 +201,8 @@ struct EstimateResult {
 
 struct PlanLayout {
   std::int64_t gpus = 0, tp = 0, pp = 0, vpp = 0, cp = 0, ep = 0, etp = 0, dp = 0, micro_batch = 0, microbatches = 0;
+  std::string cp_comm_type;            // p2p | a2a | all_gather | a2a+p2p
+  std::int64_t cp_a2a_size = 1;
   bool sequence_parallel = false, tp_overlap = false;
   std::int64_t zero = 0;
   std::string recompute;
