@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 
+import b200_further_runs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, 'data', 'b200-megatron-llama3-70b.json')
 MIB = 2 ** 20
@@ -164,6 +166,7 @@ def report(gpuplan):
              '(data/overheads.json allocator_reserve_factor).', '']
     lines += table(rows) + summary(rows) + breakdown(data['runs'], rows)
     lines += step_times(data['runs'], gpuplan)
+    lines += b200_further_runs.sections(gpuplan)
     lines += ['', '## Commands', ''] + [f'    {c}' for c in commands]
     bad = [r for r in rows if abs(error(r['est_alloc'], r['alloc'])) > ALLOCATED_TOLERANCE]
     return '\n'.join(lines) + '\n', bad
