@@ -7,6 +7,11 @@ SimuMax (MooreThreads/SimuMax, Apache-2.0) measures each GEMM of a linear layer 
 input gradient (NN) and the weight gradient accumulated into an fp32 main_grad (NT). This keys all three by the
 layer's forward shape (rows = tokens, outputs, inputs), as src/perf/gemm_table.cpp looks them up; grouped GEMMs
 (MoE experts) likewise by rows per expert, outputs and inputs.
+
+The shipped tables and their inputs:
+    data/gemm/b200-bf16.json            SimuMax configs/system/b200_bf16_ceperm.json
+    data/gemm/a100-pcie-80gb-bf16.json  tests/data/measured/a100-pcie-simumax-gemm.json (the GEMM sections of
+                                        SimuMax configs/system/a100_pcie.json, same layout)
 """
 import json
 import sys
