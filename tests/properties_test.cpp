@@ -207,3 +207,44 @@ TEST(Properties, ExactAtAHundredTrillionParametersOnAMillionGpus) {
   r.layout.zero = 0;
   EXPECT_EQ(model_states(api::run(r).per_gpu), 1'800'000'000'000'000);
 }
+
+TEST(Properties, NoStepBeatsItsPhysicalBounds) {
+  // Over nodes of 8 GPUs, one to four of them, with every context-parallel exchange: the step is never shorter than
+  // its FLOPs over the peak, its HBM bytes over the HBM bandwidth or a node's imported bytes over its NICs, each
+  // worked out from the layout alone (gpuplan::physical_bounds).
+  JobGenerator draw(7);
+  const std::vector<std::string> systems = {"dgx-a100", "dgx-h100", "dgx-b200", "hgx-h800", "mi300x-8x"};
+  const std::vector<std::string> exchanges = {"p2p", "a2a", "all_gather"};
+  int checked = 0, across_nodes = 0;
+  for (int i = 0; i < 6000 && checked < 300; ++i) {
+    const api::MemoryRequest m = draw.memory();
+    api::EstimateRequest r;
+    r.model = m.model;
+    r.training = m.training;
+    r.layout = m.layout;
+    r.layout.dp.reset();   // the nodes' GPUs filled with data parallelism
+    r.layout.cp_comm_type = exchanges[static_cast<std::size_t>(draw.pick(0, 2))];
+    r.cluster.system = systems[static_cast<std::size_t>(draw.pick(0, static_cast<int>(systems.size()) - 1))];
+    r.cluster.nodes = draw.power_of_two(2);
+    r.training.global_batch = 1024;
+    r.timing.tp_overlap = draw.pick(0, 1) == 1;
+    r.explain = true;
+    api::EstimateResult e;
+    try {
+      e = api::run(r);
+    } catch (const gpuplan::InputError&) {
+      continue;
+    }
+    ASSERT_TRUE(e.bounds.has_value());
+    const double step = e.time.step_s * (1 + 1e-9);
+    EXPECT_GE(step, e.bounds->compute_s) << r.model.name_or_path << " on " << *r.cluster.system;
+    EXPECT_GE(step, e.bounds->memory_s) << r.model.name_or_path << " on " << *r.cluster.system;
+    EXPECT_GE(step, e.bounds->network_s) << r.model.name_or_path << " tp " << r.layout.tp << " cp " << r.layout.cp
+                                         << " ep " << r.layout.ep << " zero " << r.layout.zero.value_or(0) << " on "
+                                         << *r.cluster.nodes << " x " << *r.cluster.system;
+    if (e.bounds->network_s > 0) ++across_nodes;
+    ++checked;
+  }
+  EXPECT_GE(checked, 300);
+  EXPECT_GE(across_nodes, 50);
+}

@@ -104,6 +104,20 @@ struct StepEstimate {
 };
 
 StepEstimate estimate_step(const EstimateInputs& in);
+
+// What no step of the layout can beat, however its work overlaps, each worked out on its own from the layout
+// (src/perf/physical_bounds.cpp): its FLOPs per GPU (causal attention) over the dense peak; the bytes a GPU must
+// move through HBM (every weight it holds read forward and backward each microbatch, the optimizer's states read
+// and written) over the HBM bandwidth; the bytes a node must bring in over its NICs (data-parallel gradients and
+// ZeRO gathers, TP, CP and EP exchanges of groups that leave the node, pipeline sends between nodes) over the
+// node's NIC bandwidth. `binding` names the largest.
+struct PhysicalBounds {
+  double flops_per_gpu = 0, compute_s = 0;
+  double hbm_bytes_per_gpu = 0, memory_s = 0;
+  double node_import_bytes = 0, network_s = 0;
+  const char* binding = "compute";
+};
+PhysicalBounds physical_bounds(const EstimateInputs& in);
 // estimate_step without its memory report (left empty): the same time, breakdown and throughput, for searches
 // that have priced the memory already.
 StepEstimate estimate_step_time(const EstimateInputs& in);

@@ -387,6 +387,10 @@ FieldList fields_of(EstimateRequest& r) {
   add_cluster(f, r.cluster, kClusterTopology);
   add_timing(f, r.timing);
   f.add(&r.all_stages, "all_stages", "all_stages", "Report the memory of every pipeline stage", kOutput);
+  f.add(&r.explain, "explain", "explain",
+        "Show what no step of this layout can beat: its FLOPs over the peak, its HBM bytes over the HBM bandwidth, "
+        "the bytes each node brings in over its NICs; and which binds",
+        kOutput);
   return f;
 }
 

@@ -102,9 +102,15 @@ GPUPLAN_MEMBERS(ClusterReport, member("origin", &T::origin), member("gpu", &T::g
                 member("gpus_per_node", &T::gpus_per_node), member("order", &T::order),
                 member("perf_constants", &T::perf_constants), member("comm_calibration", &T::comm_calibration),
                 member("gemm_efficiency_source", &T::gemm_efficiency_source));
+GPUPLAN_MEMBERS(BoundsReport, member("compute_s", &T::compute_s), member("flops_per_gpu", &T::flops_per_gpu),
+                member("memory_s", &T::memory_s), member("hbm_bytes_per_gpu", &T::hbm_bytes_per_gpu),
+                member("network_s", &T::network_s), member("node_import_bytes", &T::node_import_bytes),
+                member("node_nic_GBps", &T::node_nic_GBps), member("binding", &T::binding),
+                member("step_over_binding", &T::step_over_binding));
 GPUPLAN_MEMBERS(EstimateResult, member("time", &T::time), member("throughput", &T::throughput),
                 member("memory", &T::memory), member("cluster", &T::cluster),
-                member("launch_files", &T::launch_files), member("launch_written", &T::launch_written));
+                member("launch_files", &T::launch_files), member("launch_written", &T::launch_written),
+                member("bounds", &T::bounds));
 GPUPLAN_MEMBERS(PlanLayout, member("gpus", &T::gpus), member("tp", &T::tp), member("pp", &T::pp),
                 member("vpp", &T::vpp), member("cp", &T::cp), member("cp_comm_type", &T::cp_comm_type),
                 member("cp_a2a_size", &T::cp_a2a_size), member("ep", &T::ep), member("etp", &T::etp),

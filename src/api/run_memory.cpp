@@ -107,6 +107,15 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   return in;
 }
 
+BoundsReport bounds_report(const EstimateInputs& in, double step_s) {
+  const PhysicalBounds b = physical_bounds(in);
+  BoundsReport out{b.compute_s, b.flops_per_gpu, b.memory_s, b.hbm_bytes_per_gpu, b.network_s, b.node_import_bytes,
+                   in.fabric.nic_per_gpu_GBps * std::max(1, in.fabric.gpus_per_node), b.binding, 0};
+  const double binding = std::max({b.compute_s, b.memory_s, b.network_s});
+  out.step_over_binding = binding > 0 ? step_s / binding : 0;
+  return out;
+}
+
 }  // namespace
 
 EstimateResult run(const EstimateRequest& r) {
@@ -125,6 +134,7 @@ EstimateResult run(const EstimateRequest& r) {
   if (r.launch.emit && !in.memory.model) throw InputError("launch.emit", "with params", "a model (launch files describe it)");
   out.launch_files = detail::launch_files(
       r.launch, {r.model.name_or_path, in.memory, in.time, in.fabric.gpus_per_node, e.step_s, out.memory.per_gpu.total});
+  if (r.explain && in.memory.model) out.bounds = bounds_report(in, e.step_s);
   return out;
 }
 

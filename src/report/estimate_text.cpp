@@ -32,6 +32,23 @@ std::string storage_text(const char* what, const NodeStorageReport& s) {
                      *s.fits ? "fits" : "DOES NOT FIT");
 }
 
+// The physical bounds (--explain): each floor with the quantity behind it, the binding one marked.
+std::string bounds_text(const BoundsReport& b, double step_s) {
+  auto mark = [&](const char* name) { return b.binding == name ? "  <- binding" : ""; };
+  std::string out = "\nPhysical bounds: no step of this layout can be faster than any of these\n";
+  const double tflop = b.flops_per_gpu / 1e12;
+  const std::string flops = tflop >= 1000 ? fmt::format("{:.1f} PFLOP", tflop / 1000) : fmt::format("{:.1f} TFLOP", tflop);
+  out += fmt::format("  {:<9} {:>12.6f} s  {} per GPU (causal attention) at the peak{}\n", "compute", b.compute_s,
+                     flops, mark("compute"));
+  out += fmt::format("  {:<9} {:>12.6f} s  {} per GPU through HBM (weights read forward and backward each "
+                     "microbatch, optimizer states read and written){}\n",
+                     "memory", b.memory_s, format_bytes(b.hbm_bytes_per_gpu), mark("memory"));
+  out += fmt::format("  {:<9} {:>12.6f} s  {} into each node per step over its NICs ({:.0f} GB/s){}\n", "network",
+                     b.network_s, format_bytes(b.node_import_bytes), b.node_nic_GBps, mark("network"));
+  out += fmt::format("  the step ({:.6f} s) is {:.2f}x the binding bound\n", step_s, b.step_over_binding);
+  return out;
+}
+
 }  // namespace
 
 std::string to_text(const EstimateResult& r) {
@@ -52,6 +69,7 @@ std::string to_text(const EstimateResult& r) {
              "step (DeepSpeed offload_optimizer.pipeline_read/pipeline_write off: nvme_optimizer_overlap in "
              "data/perf.json), gradient writes and parameter reads hide behind compute as far as it is longer\n";
   out += fmt::format("GEMM efficiency: {}\n", r.cluster.gemm_efficiency_source);
+  if (r.bounds) out += bounds_text(*r.bounds, r.time.step_s);
   const ThroughputReport& tp = r.throughput;
   out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} of {} per pipeline\n", tp.tokens_per_s,
                      tp.tokens_per_s_per_gpu, format_quantity(m.layout.microbatches, "microbatch", "microbatches"),

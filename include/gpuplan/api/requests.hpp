@@ -156,6 +156,7 @@ struct EstimateRequest {
   TimingOptions timing;
   LaunchOptions launch;
   bool all_stages = false;
+  bool explain = false;                        // the physical bounds beside the step
   bool operator==(const EstimateRequest&) const = default;
 };
 

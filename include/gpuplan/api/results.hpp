@@ -187,6 +187,15 @@ struct ClusterReport {
   // Where the linear layers' GEMM efficiencies come from: a measured per-shape table, or "assumed: ...".
   std::string gemm_efficiency_source;
 };
+// What no step of the layout can beat (estimate --explain): FLOPs over the peak, HBM bytes over its bandwidth,
+// the bytes a node brings in over its NICs; `binding` the largest, `step_over_binding` how far the step is above it.
+struct BoundsReport {
+  double compute_s = 0, flops_per_gpu = 0;
+  double memory_s = 0, hbm_bytes_per_gpu = 0;
+  double network_s = 0, node_import_bytes = 0, node_nic_GBps = 0;
+  std::string binding;
+  double step_over_binding = 0;
+};
 struct EstimateResult {
   TimeReport time;
   ThroughputReport throughput;
@@ -194,6 +203,7 @@ struct EstimateResult {
   ClusterReport cluster;
   std::optional<std::vector<LaunchFileReport>> launch_files;   // with `emit`
   std::optional<std::vector<std::string>> launch_written;     // with `emit` and `out`: the paths the host wrote
+  std::optional<BoundsReport> bounds;                          // with `explain`
 };
 
 // ---------------------------------------------------------------------------------------------------------------
