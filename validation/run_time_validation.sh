@@ -11,7 +11,8 @@ if [[ ! -f "$build/libgpuplan_host.a" ]]; then
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUPLAN_BENCH=OFF >/dev/null
   cmake --build "$build" -j2 --target gpuplan_host
 fi
-g++ -std=c++20 -O2 -I"$repo/include" "$repo/validation/time_validate.cpp" "$build/libgpuplan_host.a" \
+g++ -std=c++20 -O2 -I"$repo/include" "$repo/validation/time_validate.cpp" "$repo/validation/time_sets.cpp" \
+  "$build/libgpuplan_host.a" \
   "$build/libgpuplan_core.a" ${GPUPLAN_EXTRA_LIBS:-} -lfmt -pthread -o "$build/time_validate"
 if [[ -z "$fit" && ! -f "$repo/validation/data/a100-megatron-calibration.json" ]]; then fit="--fit"; fi
 "$build/time_validate" "$repo" $fit
