@@ -80,22 +80,6 @@ struct Stats {
   int groups = 0;
 };
 
-double spearman(std::vector<double> a, std::vector<double> b) {
-  auto rank = [](const std::vector<double>& x) {
-    std::vector<std::size_t> idx(x.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::sort(idx.begin(), idx.end(), [&](std::size_t i, std::size_t j) { return x[i] < x[j]; });
-    std::vector<double> r(x.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) r[idx[i]] = static_cast<double>(i);
-    return r;
-  };
-  const auto ra = rank(a), rb = rank(b);
-  const double n = static_cast<double>(a.size());
-  double d2 = 0;
-  for (std::size_t i = 0; i < ra.size(); ++i) d2 += (ra[i] - rb[i]) * (ra[i] - rb[i]);
-  return 1 - 6 * d2 / (n * (n * n - 1));
-}
-
 Stats stats(const std::vector<Row>& rows) {
   Stats s;
   for (const auto& r : rows) {
@@ -118,7 +102,7 @@ Stats stats(const std::vector<Row>& rows) {
       a.push_back(r->ms);
       b.push_back(r->pred);
     }
-    sp += spearman(a, b);
+    sp += validation::spearman(a, b);
     ++s.groups;
     for (std::size_t i = 0; i < g.size(); ++i)
       for (std::size_t j = i + 1; j < g.size(); ++j) {
