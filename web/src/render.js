@@ -78,6 +78,7 @@ function layoutText(l) {
   let text = `TP ${l.tp} PP ${l.pp}`;
   if (l.vpp > 1) text += ` VPP ${l.vpp}`;
   if (l.cp > 1) text += ` CP ${l.cp}`;
+  if (l.cp > 1 && l.cp_comm_type && l.cp_comm_type !== "p2p") text += ` (${l.cp_comm_type})`;
   if (l.ep > 1) text += ` EP ${l.ep}`;
   text += ` DP ${l.dp}, micro-batch ${l.micro_batch}, ZeRO-${l.zero}`;
   if (l.recompute !== "none") text += `, recompute ${l.recompute}`;

@@ -16,6 +16,7 @@ export const FIELDS = [
   { name: "pp", kind: "integer", initial: 4 },
   { name: "vpp", kind: "integer", initial: 1 },
   { name: "cp", kind: "integer", initial: 1 },
+  { name: "cp_comm_type", kind: "text", initial: "p2p" },
   { name: "ep", kind: "integer", initial: 1 },
   { name: "zero", kind: "integer", initial: 1 },
   { name: "recompute", kind: "text", initial: "selective" },
@@ -86,7 +87,8 @@ export function requestsFor(state) {
     requests.plan = { model, ...machines, ...training, top: 5 };
   } else {
     requests.estimate = { model, ...machines, ...training, micro_batch: state.micro_batch, tp: state.tp,
-                          pp: state.pp, vpp: state.vpp, cp: state.cp, ep: state.ep, zero: state.zero,
+                          pp: state.pp, vpp: state.vpp, cp: state.cp, cp_comm_type: state.cp_comm_type,
+                          ep: state.ep, zero: state.zero,
                           recompute: state.recompute, offload: state.offload,
                           sequence_parallel: state.sequence_parallel, all_stages: true };
   }

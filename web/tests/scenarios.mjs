@@ -13,10 +13,10 @@ const topology = readFileSync(TOPO_PATH, "utf8");
 // The page's initial form, spelled as command-line options (web/src/state.js).
 const TRAINING = ["--seq-len", "8192", "--global-batch", "512", "--precision", "bf16", "--optimizer", "adam"];
 
-function layout({ tp = 8, pp = 4, vpp = 1, cp = 1, ep = 1, micro = 1, zero = 1, recompute = "selective",
+function layout({ tp = 8, pp = 4, vpp = 1, cp = 1, cpComm = "p2p", ep = 1, micro = 1, zero = 1, recompute = "selective",
                   offload = "none", sp = true }) {
-  const args = ["--micro-batch", micro, "--tp", tp, "--pp", pp, "--vpp", vpp, "--cp", cp, "--ep", ep, "--zero", zero,
-                "--recompute", recompute, "--offload", offload];
+  const args = ["--micro-batch", micro, "--tp", tp, "--pp", pp, "--vpp", vpp, "--cp", cp, "--cp-comm-type", cpComm,
+                "--ep", ep, "--zero", zero, "--recompute", recompute, "--offload", offload];
   if (sp) args.push("--sequence-parallel");
   return [...args.map(String), "--all-stages"];
 }
@@ -41,9 +41,11 @@ export const SCENARIOS = [
   },
   {
     name: "long-context",
-    query: { model: "llama-3.1-8b", nodes: 2, tp: 4, pp: 1, cp: 4, seq_len: 131072, global_batch: 16 },
+    query: { model: "llama-3.1-8b", nodes: 2, tp: 4, pp: 1, cp: 4, cp_comm_type: "all_gather", seq_len: 131072,
+             global_batch: 16 },
     cli: ["estimate", "--model", "llama-3.1-8b", "--system", "dgx-h100", "--nodes", "2",
-          ...withTraining({ "--seq-len": 131072, "--global-batch": 16 }), ...layout({ tp: 4, pp: 1, cp: 4 })],
+          ...withTraining({ "--seq-len": 131072, "--global-batch": 16 }),
+          ...layout({ tp: 4, pp: 1, cp: 4, cpComm: "all_gather" })],
   },
   {
     name: "offload",
