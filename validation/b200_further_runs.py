@@ -77,7 +77,9 @@ def time_section(gpuplan, runs):
     errors, simumax = [], []
     for run in runs:
         for it in run['iterations']:
-            cmd = [gpuplan, 'estimate', '--system', 'dgx-b200', '--nodes', '1', '--json'] + flags(run, it['mbc'] * run['dp'])
+            # The settings: no --overlap-grad-reduce (Megatron's default), the gradient reduction after the backward.
+            cmd = [gpuplan, 'estimate', '--system', 'dgx-b200', '--nodes', '1', '--no-dp-overlap', '--json'] + \
+                flags(run, it['mbc'] * run['dp'])
             step = 1000 * json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)['time']['step_s']
             errors.append(error(step, it['real_ms']))
             simumax.append(error(it['simumax_ms'], it['real_ms']))

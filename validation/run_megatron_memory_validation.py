@@ -137,7 +137,8 @@ def step_times(runs, gpuplan):
         cmd = [gpuplan, 'estimate', '--model', 'llama-3.1-70b', '--layers', str(run['layers']), '--system',
                run['system'], '--nodes', '1', '--tp', str(run['tp']), '--pp', str(run['pp']), '--seq-len',
                str(run['seq']), '--global-batch', str(run['global_batch']), '--zero', '1', '--loss', 'fused-te',
-               '--json'] + (['--sequence-parallel'] if run['sp'] else [])
+               # The settings: no --overlap-grad-reduce (Megatron's default), the gradient reduction after the backward.
+               '--no-dp-overlap', '--json'] + (['--sequence-parallel'] if run['sp'] else [])
         estimate = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         measured, simumax = run['measured']['real_ms'], run['simumax']['perf_ms']
         ours = 1000 * estimate['time']['step_s']

@@ -70,6 +70,7 @@ struct B200Run {
   std::int64_t layers = 0, seq = 0, tp = 1, pp = 1, cp = 1, ep = 1, global_batch = 0;
   std::string cp_comm = "p2p";
   bool moe_padded = false;
+  bool dp_overlap = false;  // --overlap-grad-reduce: not set by these runs (the files' `settings`), Megatron's default
 };
 
 double b200_step_ms(const std::string& repo, const B200Run& run) {
@@ -94,6 +95,7 @@ double b200_step_ms(const std::string& repo, const B200Run& run) {
   r.training.seq_len = run.seq;
   r.training.global_batch = run.global_batch;
   r.training.loss = "fused-te";
+  r.timing.dp_overlap = run.dp_overlap;
   if (run.moe_padded) {
     r.training.moe_capacity_factor = 1.0;
     r.training.moe_pad_to_capacity = true;
