@@ -6,7 +6,11 @@
 SimuMax (MooreThreads/SimuMax, Apache-2.0) measures each GEMM of a linear layer separately: the forward (TN), the
 input gradient (NN) and the weight gradient accumulated into an fp32 main_grad (NT). This keys all three by the
 layer's forward shape (rows = tokens, outputs, inputs), as src/perf/gemm_table.cpp looks them up; grouped GEMMs
-(MoE experts) likewise by rows per expert, outputs and inputs.
+(MoE experts) likewise by rows per expert, outputs and inputs. Flash-attention entries (sdp_fwd, sdp_bwd, where the
+file has them) are keyed by the heads one kernel call sees, its keys (the sequence), and the query/key and value
+head dims; their efficiencies stay in SimuMax's convention (the FLOPs of the full, unmasked s x s products over the
+time of the causal kernel: SimuMax's CoreAttention counts 2 x 2 b h d s^2 forward and 5 x 2 b h d s^2 backward), so
+entries above 1 are possible (src/perf/layer_cost.cpp converts).
 
 The shipped tables and their inputs:
     data/gemm/b200-bf16.json            SimuMax configs/system/b200_bf16_ceperm.json
@@ -46,6 +50,25 @@ def grouped_entries(table):
             for shape, e in sorted(shapes.items()) if len(e) == 3]
 
 
+def attention_entries(ops):
+    """[heads, keys, qk head dim, v head dim, forward, backward] per measured shape with a contiguous q/k/v."""
+    if 'sdp_fwd' not in ops or 'sdp_bwd' not in ops:
+        return []
+    backward = ops['sdp_bwd']['accurate_efficient_factor']
+    out = []
+    for key, efficiency in ops['sdp_fwd']['accurate_efficient_factor'].items():
+        f = fields(key)
+        if f['qkv_contiguous'] != 'True' or f['batch'] != '1' or key not in backward:
+            continue
+        out.append([int(f['head_num']), int(f['seq_len']), int(f['qk_head_dim']), int(f['v_head_dim']),
+                    round(efficiency, 4), round(backward[key], 4)])
+    # One entry per (heads, keys, head dims): the first measured (GQA variants of one shape differ by < 2 %).
+    unique = {}
+    for e in out:
+        unique.setdefault(tuple(e[:4]), e)
+    return sorted(unique.values())
+
+
 def main():
     system, gpu, source = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(system) as f:
@@ -60,10 +83,19 @@ def main():
         'dense': dense_entries(ops['matmul']['accurate_efficient_factor']),
         'grouped': grouped_entries(ops['group_matmul']['accurate_efficient_factor']),
     }
+    attention = attention_entries(ops)
+    if attention:
+        out['attention_about'] = ('Flash attention (Transformer Engine, causal mask) of one kernel call: each entry is '
+                                  '[heads, keys, qk head dim, v head dim, forward, backward], the efficiency as '
+                                  'SimuMax measures it: the full s x s FLOPs (forward 4 b h d s^2, backward 10 b h d s^2 '
+                                  'for d = qk = v head dim) over time and peak, so twice the fraction of the peak the '
+                                  'causal kernel reaches. Source: the source file\'s sdp_fwd and sdp_bwd accurate_efficient_factor '
+                                  'entries (batch 1, qkv_contiguous=True).')
+        out['attention'] = attention
     text = json.dumps(out, indent=1)
     # One entry per line keeps the file readable and its diffs small.
-    for key in ('dense', 'grouped'):
-        for entry in out[key]:
+    for key in ('dense', 'grouped', 'attention'):
+        for entry in out.get(key, []):
             text = text.replace(json.dumps(entry, indent=1).replace('\n', '\n  '), json.dumps(entry), 1)
     print(text)
 

@@ -33,6 +33,7 @@ struct TierCalibration {
 // What the comm model needs to know about the machines.
 struct Fabric {
   std::string name;
+  std::string gpu;                       // the catalog's GPU name (measured intra-node collectives, data/comm.json)
   int gpus_per_node = 1;
   int nodes = 1;
   int domain_size = 1;                   // GPUs that share the scale-up fabric (NVLink domain)

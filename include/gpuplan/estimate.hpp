@@ -36,6 +36,13 @@ struct GemmEfficiencyTable {
   std::vector<Entry> dense;                          // one linear layer
   std::vector<Entry> grouped;                        // one expert of a grouped GEMM (MoE)
   double best = 0;                                   // the highest efficiency of any entry
+  // Flash attention of one kernel call (causal), as measured: full s x s FLOPs (forward 2 x keys x tokens x heads
+  // x (qk + v head dims), backward 2.5x that) over time and peak, so twice what the causal kernel reaches.
+  struct AttentionEntry {
+    double heads = 0, keys = 0, qk_head_dim = 0, v_head_dim = 0;
+    double forward = 0, backward = 0;
+  };
+  std::vector<AttentionEntry> attention;
 };
 
 struct PerfConstants {
@@ -60,6 +67,10 @@ struct PerfConstants {
   double measured_gemm_efficiency = 1;   // 1: use data/gemm/'s measured table for this GPU where there is one
   double nvme_optimizer_overlap = 0;     // fraction of the CPU optimizer step that NVMe reads and writes of the
                                          // swapped states hide behind (DeepSpeed pipeline_read/pipeline_write)
+  double collective_call_s = 0;          // the framework's cost of one collective call beyond the wire (launch, the
+                                         // stream synchronisation around it), as measured on a node
+  double permute_efficiency = 0;         // fraction of HBM peak the MoE token permute/unpermute kernels reach;
+                                         // 0: memory_bound_efficiency
   std::string source;                    // which entry of data/perf.json (and overlays) these came from
   // Measured 16-bit GEMM efficiencies by shape for this GPU, when data/gemm/ has them; otherwise (null) linear
   // layers use gemm_max_efficiency with wave quantization, an assumed constant.

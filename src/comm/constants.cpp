@@ -165,6 +165,27 @@ void decode_channels_and_p2p(const Entries& entries, CommConstants& constants) {
       number(entries.value("pcie_fallback_GBps"), entries.field("pcie_fallback_GBps"), 0.01);
 }
 
+// {gpu: {collective: {bus_GBps, step_latency_us}}}; a file without the entry measures nothing.
+void decode_measured(const json& document, const std::string& origin, CommConstants& constants) {
+  constants.measured_intra_node.clear();
+  if (!document.contains("measured_intra_node")) return;
+  const std::string field = origin + ": constants.measured_intra_node";
+  const json& gpus = member(document.at("measured_intra_node"), "value", field);
+  if (!gpus.is_object()) reject(field, gpus, "an object {gpu: {collective: {bus_GBps, step_latency_us}}}");
+  for (const auto& [gpu, collectives] : gpus.items()) {
+    if (!collectives.is_object()) reject(field + "." + gpu, collectives, "an object {collective: {...}}");
+    auto& slots = constants.measured_intra_node[gpu];
+    for (const auto& [name, entry] : collectives.items()) {
+      const std::string where = field + "." + gpu + "." + name;
+      const std::optional<Collective> collective = collective_from_string(name);
+      if (!collective) reject(where, name, "allreduce, allgather, reducescatter, alltoall, broadcast or sendrecv");
+      TierCalibration& slot = slots[static_cast<std::size_t>(*collective)];
+      slot.bus_GBps = number(member(entry, "bus_GBps", where), where + ".bus_GBps", 0.01, 1e6);
+      slot.step_latency_us = number(member(entry, "step_latency_us", where), where + ".step_latency_us", 0, 1e6);
+    }
+  }
+}
+
 // Rebuilds the typed fields from the "constants" document (value of every entry), in data/comm.json's order:
 // of several bad entries, the first is reported.
 void decode(CommConstants& constants, const std::string& origin) {
@@ -176,6 +197,7 @@ void decode(CommConstants& constants, const std::string& origin) {
   decode_tree_correction(entries, constants);
   decode_arch(entries, constants);
   decode_channels_and_p2p(entries, constants);
+  decode_measured(constants.document, origin, constants);
 }
 
 }  // namespace
@@ -185,6 +207,13 @@ const CommArchConstants& CommConstants::for_sm(int sm_version) const {
   for (const auto& candidate : arch)
     if (candidate.min_sm <= sm_version) best = &candidate;
   return *best;
+}
+
+const TierCalibration* CommConstants::measured(std::string_view gpu, Collective collective) const {
+  const auto it = measured_intra_node.find(gpu);
+  if (it == measured_intra_node.end()) return nullptr;
+  const TierCalibration& slot = it->second[static_cast<std::size_t>(collective)];
+  return slot.bus_GBps > 0 ? &slot : nullptr;
 }
 
 std::shared_ptr<const CommConstants> builtin_comm_constants() {

@@ -3,12 +3,15 @@
 // patched by a "comm": {"constants": {...}} section of a user file.
 #include <array>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "gpuplan/comm.hpp"
 
 namespace gpuplan {
 
@@ -72,6 +75,10 @@ struct CommConstants {
   double nvls_measured_fraction = 1.0;             // measured NVLS busbw over NCCL's model figure
   double p2p_base_us = 8.4, p2p_nvlink_us = 3.4, p2p_pcie_us = 5.7, p2p_net_us = 14.0;
   double pcie_fallback_GBps = 24;
+  // Measured collectives inside one NVLink node, per GPU name and collective (by Collective's order; zeros: not
+  // measured): bus bandwidth and latency per ring step, applied as an intra-node calibration.
+  std::map<std::string, std::array<TierCalibration, 6>, std::less<>> measured_intra_node;
+  const TierCalibration* measured(std::string_view gpu, Collective collective) const;
   nlohmann::json document;                         // the merged "constants" object, value+source per name
 
   const CommArchConstants& for_sm(int sm_version) const;

@@ -163,6 +163,7 @@ Fabric fabric_from_cluster(const Cluster& cluster, const HardwareCatalog* catalo
   const SystemSpec& system_spec = cluster.system;
   Fabric fabric;
   fabric.name = cluster.name;
+  fabric.gpu = cluster.gpu.name;
   fabric.gpus_per_node = std::max(system_spec.gpus_per_node, 1);
   fabric.nodes = std::max(cluster.nodes, 1);
   fabric.sm_version = sm_for(cluster.gpu);
@@ -204,6 +205,7 @@ Fabric fabric_from_topology(const Topology& topology, const GpuSpec* gpu, double
   fabric.gpus_per_node = gpus;
   fabric.nodes = 1;
   fabric.sm_version = known_gpu != nullptr ? sm_for(*known_gpu) : 80;
+  if (known_gpu != nullptr) fabric.gpu = known_gpu->name;
   fabric.pair_GBps = report.bandwidth_GBps;
   fabric.amd_gpus = known_gpu != nullptr ? known_gpu->vendor == "amd" : report.has_xgmi;
   set_topology_domain(fabric, topology, report, known_gpu, nccl_nvlink_ratio(catalog, known_gpu, report));

@@ -29,6 +29,7 @@ struct Setup {
   double nic_share_per_rank_packed_GBps = 0;  // the same for a packed group alone on its nodes (calibration reference)
   const AlgoProtoTable* intra_node_hw_latency_us = nullptr;  // NVLink's or PCIe's
   double busbw_factor = 1;                   // nccl-tests busbw factor
+  const TierCalibration* measured = nullptr;  // this collective measured on these GPUs inside one node
 };
 
 // One (algorithm, protocol) pair: t(bytes) = latency + bytes x seconds_per_byte / (tree ? tree correction : 1),

@@ -138,6 +138,14 @@ void set_nic_shares(const Fabric& fabric, Setup& setup) {
                      fmt::format("1: {} has no scale-out bandwidth (nic_per_gpu_GBps is 0)", fabric.name));
 }
 
+// A collective measured on the fabric's GPUs inside one NVLink node (data/comm.json measured_intra_node) stands
+// for the model there, as an intra-node calibration would.
+void set_measured(const Fabric& fabric, Setup& setup) {
+  setup.measured = setup.nodes == 1 && setup.intra_node_nvlink && !fabric.gpu.empty()
+                       ? setup.constants->measured(fabric.gpu, setup.collective)
+                       : nullptr;
+}
+
 Setup make_setup(const Fabric& fabric, Collective collective, const GroupPlacement& group) {
   validate_group(fabric, group);
   Setup setup;
@@ -153,6 +161,7 @@ Setup make_setup(const Fabric& fabric, Collective collective, const GroupPlaceme
   setup.busbw_factor = busbw_factor(collective, setup.ranks);
   set_intra_node_links(fabric, setup);
   if (setup.nodes > 1) set_nic_shares(fabric, setup);
+  set_measured(fabric, setup);
   return setup;
 }
 
@@ -383,7 +392,9 @@ struct Candidate {
 
 // The calibration of the tier the group runs on: across nodes or inside one.
 const TierCalibration& tier_calibration(const Fabric& fabric, const Setup& setup) {
-  return setup.nodes > 1 ? fabric.inter : fabric.intra;
+  if (setup.nodes > 1) return fabric.inter;
+  const bool user_calibrated = fabric.intra.bus_GBps > 0 || fabric.intra.latency_us > 0 || fabric.intra.step_latency_us > 0;
+  return setup.measured != nullptr && !user_calibrated ? *setup.measured : fabric.intra;
 }
 
 bool is_calibrated(const TierCalibration& calibration) {
@@ -423,6 +434,7 @@ GroupCollective::GroupCollective(const GroupCollective& same_group, Collective c
     : fabric_(same_group.fabric_), setup_(same_group.setup_) {
   setup_.collective = collective;
   setup_.busbw_factor = busbw_factor(collective, setup_.ranks);
+  set_measured(*fabric_, setup_);
   add_terms();
 }
 
@@ -534,10 +546,12 @@ CollectiveCost describe(const Fabric& fabric, const Setup& setup, const Candidat
   cost.algorithm = algorithm_name(setup, candidate);
   cost.protocol = candidate.algorithm == Algorithm::local ? "" : protocol_name(candidate.protocol);
   if (candidate.calibrated) {
-    cost.algorithm += " (calibrated)";
     const TierCalibration& calibration = tier_calibration(fabric, setup);
+    const bool measured = &calibration == setup.measured;
+    cost.algorithm += measured ? " (measured)" : " (calibrated)";
     std::string sources;
     for (const std::string& source : fabric.calibration_sources) sources += (sources.empty() ? "" : ", ") + source;
+    if (measured) sources = fabric.gpu + " nodes (data/comm.json measured_intra_node)";
     cost.reason = fmt::format("{}-node tier calibrated{}: latency {:.1f} us + {:.2f} us/step, busbw {:.1f} GB/s; {}",
                               setup.nodes > 1 ? "inter" : "intra", sources.empty() ? "" : " from " + sources,
                               calibration.latency_us, calibration.step_latency_us, calibration.bus_GBps,

@@ -41,6 +41,15 @@ std::vector<GemmEfficiencyTable::Entry> entries(const nlohmann::json& rows) {
   return out;
 }
 
+std::vector<GemmEfficiencyTable::AttentionEntry> attention_entries(const nlohmann::json& j) {
+  std::vector<GemmEfficiencyTable::AttentionEntry> out;
+  if (!j.contains("attention")) return out;
+  for (const auto& r : j.at("attention"))
+    out.push_back({r.at(0).get<double>(), r.at(1).get<double>(), r.at(2).get<double>(), r.at(3).get<double>(),
+                   r.at(4).get<double>(), r.at(5).get<double>()});
+  return out;
+}
+
 std::shared_ptr<const GemmEfficiencyTable> parse_table(const std::string& text) {
   const auto j = nlohmann::json::parse(text);
   auto table = std::make_shared<GemmEfficiencyTable>();
@@ -48,6 +57,7 @@ std::shared_ptr<const GemmEfficiencyTable> parse_table(const std::string& text) 
   table->source = j.at("source").get<std::string>();
   table->dense = entries(j.at("dense"));
   table->grouped = entries(j.at("grouped"));
+  table->attention = attention_entries(j);
   for (const auto* list : {&table->dense, &table->grouped})
     for (const auto& e : *list) table->best = std::max({table->best, e.forward, e.dgrad, e.wgrad});
   return table;
@@ -86,6 +96,39 @@ GemmEfficiencies lookup(const GemmEfficiencyTable& table, bool grouped, double r
     out.forward /= weights;
     out.dgrad /= weights;
     out.wgrad /= weights;
+  }
+  return out;
+}
+
+AttentionEfficiencies lookup_attention(const GemmEfficiencyTable& table, double heads, double keys,
+                                       double qk_head_dim) {
+  struct Near {
+    double distance2;
+    const GemmEfficiencyTable::AttentionEntry* entry;
+  };
+  std::vector<Near> near;
+  near.reserve(table.attention.size());
+  for (const auto& e : table.attention) {
+    const double dh = std::log2(e.heads / heads), dk = std::log2(e.keys / keys),
+                 dd = std::log2(e.qk_head_dim / qk_head_dim);
+    const double d2 = dh * dh + dk * dk + dd * dd;
+    if (d2 == 0) return {e.forward, e.backward};
+    near.push_back({d2, &e});
+  }
+  const std::size_t count = std::min(kNeighbours, near.size());
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(count), near.end(),
+                    [](const Near& a, const Near& b) { return a.distance2 < b.distance2; });
+  AttentionEfficiencies out;
+  double weights = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double w = 1 / near[i].distance2;
+    out.forward += w * near[i].entry->forward;
+    out.backward += w * near[i].entry->backward;
+    weights += w;
+  }
+  if (weights > 0) {
+    out.forward /= weights;
+    out.backward /= weights;
   }
   return out;
 }

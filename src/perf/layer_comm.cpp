@@ -55,6 +55,7 @@ void set_attention_calls(const Layout& l, MicrobatchShape& s) {
     case CpComm::a2a:
       s.attention_keys_per_call = s.keys_per_query;
       s.attention_calls = 1;
+      s.attention_head_split = cp;
       return;
     case CpComm::all_gather:
       s.attention_keys_per_call = s.keys_per_query * (2 * cp + 1) / (4 * cp);
@@ -64,6 +65,7 @@ void set_attention_calls(const Layout& l, MicrobatchShape& s) {
       const double ring = cp / static_cast<double>(l.cp_a2a);
       s.attention_keys_per_call = s.keys_per_query / (2 * ring);
       s.attention_calls = ring;
+      s.attention_head_split = static_cast<double>(l.cp_a2a);
       return;
     }
     case CpComm::p2p:

@@ -14,7 +14,9 @@ namespace gpuplan::perf {
 MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& layout);
 
 struct LayerComm {
-  double tp_per_layer_s = 0;   // the TP collectives of one layer's forward (the backward's match)
+  double tp_forward_s = 0;     // the TP collectives of one layer's forward, each waited for
+  double tp_backward_s = 0;    // the backward's collectives that the next GEMM waits for
+  double tp_backward_async_s = 0;   // the backward's collectives issued beside a GEMM (async_op=True)
   double cp_hop_s = 0;         // one ring step's K/V chunk to the next CP rank (p2p, and a2a+p2p's ring)
   double cp_ring_ranks = 0;    // ranks of that ring (cp, or cp / cp_a2a); 0: no ring
   double cp_forward_s = 0;     // the CP collectives nothing hides (a2a, all_gather, a2a+p2p's all-to-alls)
@@ -78,19 +80,36 @@ void cp_layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShape&
   cp_collectives(l, b, group, price, out);
 }
 
+// The TP collectives of one layer: its two column-parallel linears (qkv, fc1) and two row-parallel ones (out, fc2).
+// Without sequence parallelism: forward all-reduces each row-parallel output, backward each column-parallel input
+// gradient. With it, Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication (megatron/core/tensor_parallel/
+// layers.py; Transformer Engine's Linear and LayerNormLinear do the same) saves only the sequence-sharded input of a
+// column-parallel linear: forward all-gathers it, backward all-gathers it again for the weight gradient (async,
+// beside the input-gradient GEMM) and reduce-scatters the input gradient (async, beside the weight-gradient GEMM).
+// A row-parallel linear reduce-scatters its output forward and all-gathers the output gradient backward before its
+// input-gradient GEMM. Per layer: forward 2 all-gathers + 2 reduce-scatters, backward 4 all-gathers + 2
+// reduce-scatters, of which 2 + 2 are issued beside the column-parallel GEMMs (how much of them shows: step_variant.cpp).
+template <class Price>
+void tp_layer_comm(const MicrobatchShape& s, double act_bytes, const GroupPlacement& tp, Price&& price, LayerComm& out) {
+  if (!s.sequence_parallel) {
+    out.tp_forward_s = 2 * price(Collective::allreduce, act_bytes, tp);
+    out.tp_backward_s = out.tp_forward_s;
+    return;
+  }
+  const double gather = price(Collective::allgather, act_bytes, tp);
+  const double scatter = price(Collective::reducescatter, act_bytes, tp);
+  out.tp_forward_s = 2 * (gather + scatter);
+  out.tp_backward_s = 2 * gather;
+  out.tp_backward_async_s = 2 * (gather + scatter);
+}
+
 // `price(collective, bytes, group)`: the collective's time on the placed group (CommMemo or any cache of it).
 template <class Price>
 LayerComm layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShape& s, const RankPlacement& placement,
                      Price&& price) {
   LayerComm out;
   const double act_bytes = s.tokens * s.hidden * s.element_bytes;  // the full (b, s/cp, h) activation
-  if (l.tp > 1) {
-    if (s.sequence_parallel)
-      out.tp_per_layer_s = 2 * (price(Collective::allgather, act_bytes, placement.tp) +
-                                price(Collective::reducescatter, act_bytes, placement.tp));
-    else
-      out.tp_per_layer_s = 2 * price(Collective::allreduce, act_bytes, placement.tp);
-  }
+  if (l.tp > 1) tp_layer_comm(s, act_bytes, placement.tp, price, out);
   if (l.cp > 1) cp_layer_comm(m, l, s, placement.cp, price, out);
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;

@@ -49,10 +49,33 @@ double memory_bound_s(const Machine& mc, double bytes, double kernels) {
   return bytes / (mc.hbm_Bps * mc.constants->memory_bound_efficiency) + kernels * mc.constants->kernel_overhead_s;
 }
 
+namespace {
+
+// Flash attention at the efficiencies measured for its kernel calls on this GPU (16-bit operands). The table's
+// efficiencies count the full s x s products (twice the causal kernel's work): forward 2 x tokens x keys x heads x
+// (qk + v), backward 2.5x that (the recomputed scores), as SimuMax's CoreAttention counts them.
+Cost measured_attention(const Machine& mc, const MicrobatchShape& s, double heads, double qk, double v) {
+  // Under a2a context parallelism one call runs the whole sequence with the heads split over the CP ranks.
+  const double heads_per_call = std::max(1.0, heads / s.attention_head_split);
+  const AttentionEfficiencies e =
+      lookup_attention(*mc.constants->gemm_table, heads_per_call, s.attention_keys_per_call, qk);
+  const double full_flops = 2 * s.tokens * s.keys_per_query * heads * (qk + v);
+  Cost c;
+  c.forward_s = full_flops / (mc.peak_flops * e.forward) + s.attention_calls * mc.constants->kernel_overhead_s;
+  c.backward_s =
+      2.5 * full_flops / (mc.peak_flops * e.backward) + 2 * s.attention_calls * mc.constants->kernel_overhead_s;
+  return c;
+}
+
+}  // namespace
+
 Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
   const double heads = static_cast<double>(m.heads) / s.tp;
   const double qk = static_cast<double>(detail::qk_head_dim(m));
   const double v = static_cast<double>(detail::v_head_dim(m));
+  const auto& table = mc.constants->gemm_table;
+  if (s.flash && s.gemm_element_bytes == 2 && table && !table->attention.empty())
+    return measured_attention(mc, s, heads, qk, v);
   Cost c;
   if (s.flash) {
     // Causal kernels skip the masked half of the s x s product; the backward recomputes the scores (2.5x FLOPs).
@@ -136,8 +159,13 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
     c += linear(mc, s, tokens, h, shared_ffn / s.tp, 1);
     act_elems += tokens * shared_ffn / s.tp;
   }
-  // Permute and unpermute of the routed tokens: read and write each copy once.
-  const double permute = memory_bound_s(mc, 2 * 2 * tokens * topk * h * s.element_bytes, 2);
+  // Permute and unpermute of the routed tokens: read and write each copy once, at the rate measured for these
+  // gather/scatter kernels where data/perf.json has one (permute_efficiency).
+  const double permute_bytes = 2 * 2 * tokens * topk * h * s.element_bytes;
+  const PerfConstants& pc = *mc.constants;
+  const double permute = pc.permute_efficiency > 0
+                             ? permute_bytes / (mc.hbm_Bps * pc.permute_efficiency) + 2 * pc.kernel_overhead_s
+                             : memory_bound_s(mc, permute_bytes, 2);
   c.forward_s += permute;
   c.backward_s += 2 * permute;
 }

@@ -44,6 +44,7 @@ struct MicrobatchShape {
   // Flash attention under context parallelism: keys one kernel call sees, and calls per layer (--cp-comm-type).
   double attention_keys_per_call = 0;
   double attention_calls = 1;
+  double attention_head_split = 1;   // CP ranks one call's heads are split over (a2a: cp; a2a+p2p: cp_a2a)
   double hidden = 0;
   double tp = 1;
   double element_bytes = 2;       // an activation element

@@ -39,6 +39,8 @@ constexpr Field kFields[] = {
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
     {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},
     {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},
+    {"collective_call_s", &PerfConstants::collective_call_s, 0.0, 1e-2},
+    {"permute_efficiency", &PerfConstants::permute_efficiency, 0.0, 1.0},
 };
 
 // One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.

@@ -27,7 +27,9 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
   const RankPlacement placement = place_ranks(l, std::max(1, fabric_->gpus_per_node), order_);
   const Machine mc{in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf};
   const Cost core = attention_core(mc, m, microbatch_shape(in, l));
-  auto priced = [this](Collective c, double bytes, const GroupPlacement& g) { return price(c, bytes, g); };
+  auto priced = [this, &perf](Collective c, double bytes, const GroupPlacement& g) {
+    return price(c, bytes, g) + (bytes > 0 && g.ranks > 1 ? perf.collective_call_s : 0.0);   // as CommMemo
+  };
 
   const double stages = static_cast<double>(std::max<std::int64_t>(1, l.pp));
   const double virtual_stages = l.schedule == PpSchedule::interleaved ? static_cast<double>(l.vpp) : 1.0;
@@ -41,7 +43,8 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
     const LayerComm comm = layer_comm(m, l, shape, placement, priced);
     const CpExposed cp = cp_exposed(comm, core);
     // The TP collectives hide behind the GEMMs only with overlap; without, forward and backward each wait.
-    const double tp_waits = tp_overlap && l.tp > 1 ? 0.0 : 2 * comm.tp_per_layer_s;
+    const double tp_waits =
+        tp_overlap && l.tp > 1 ? 0.0 : comm.tp_forward_s + comm.tp_backward_s + comm.tp_backward_async_s;
     const double mean_stage_s = flop_floor_s / microbatches +
                                 layers * (core.forward_s + core.backward_s + tp_waits + cp.forward_s + cp.backward_s) +
                                 2 * moe_layers * comm.ep_per_layer_s;
@@ -59,7 +62,9 @@ double StepFloor::attention_with_cp_s(const EstimateInputs& in, const PerfConsta
   const Machine mc{in.gpu.tflops(peak_dtype(in.memory.training, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf};
   const MicrobatchShape shape = microbatch_shape(in, l);
   const Cost core = attention_core(mc, *in.memory.model, shape);
-  auto priced = [this](Collective c, double bytes, const GroupPlacement& g) { return price(c, bytes, g); };
+  auto priced = [this, &perf](Collective c, double bytes, const GroupPlacement& g) {
+    return price(c, bytes, g) + (bytes > 0 && g.ranks > 1 ? perf.collective_call_s : 0.0);   // as CommMemo
+  };
   const CpExposed cp = cp_exposed(layer_comm(*in.memory.model, l, shape, placement, priced), core);
   return core.forward_s + core.backward_s + cp.forward_s + cp.backward_s;
 }

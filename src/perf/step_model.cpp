@@ -35,6 +35,10 @@ StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_cons
 
 double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
   if (!(bytes > 0) || g.ranks <= 1) return 0;
+  return call_s_ + wire_s(c, bytes, g);
+}
+
+double CommMemo::wire_s(Collective c, double bytes, const GroupPlacement& g) {
   const comm::GroupCollective* same_group = nullptr;  // another collective on this group: its placement is set up
   for (int i = 0; i < used_; ++i) {
     const Entry& e = entries_[static_cast<std::size_t>(i)];
@@ -56,7 +60,7 @@ double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g)
 
 StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* compute_memo)
     : in_(&in), job_(&job), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap),
-      collective_(in.fabric) {
+      collective_(in.fabric, job.perf.collective_call_s) {
   if (!in.memory.model)
     throw InputError("model", "(none)",
                      "a model architecture: the step time is computed per operation, params alone is not enough");
@@ -175,7 +179,9 @@ const std::vector<memory::StageParams>& StepModel::ComputeMemo::stages(const Mem
 void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
   const Layout& l = layout_;
   const LayerComm comm = layer_comm(*in_->memory.model, l, s, placement_, collective_);
-  tp_comm_per_layer_s_ = comm.tp_per_layer_s;
+  tp_forward_per_layer_s_ = comm.tp_forward_s;
+  tp_backward_per_layer_s_ = comm.tp_backward_s;
+  tp_backward_async_per_layer_s_ = comm.tp_backward_async_s;
   ep_comm_per_layer_s_ = comm.ep_per_layer_s;
   const CpExposed cp = cp_exposed(comm, core);
   cp_exposed_forward_s_ = cp.forward_s;

@@ -27,14 +27,16 @@ struct StepJob {
   PerfConstants perf;
 };
 
-// collective_time_s with each group set up once: stages, buckets and layers price the same groups at many sizes.
-// Nothing to move costs nothing (a dense model's expert gradients, a group of one).
+// collective_time_s with each group set up once: stages, buckets and layers price the same groups at many sizes,
+// plus the framework's cost of each call (`call_s`, data/perf.json collective_call_s). Nothing to move costs
+// nothing (a dense model's expert gradients, a group of one).
 class CommMemo {
  public:
-  explicit CommMemo(const Fabric& f) : fabric_(&f) {}
+  explicit CommMemo(const Fabric& f, double call_s = 0) : fabric_(&f), call_s_(call_s) {}
   double operator()(Collective c, double bytes, const GroupPlacement& g);
 
  private:
+  double wire_s(Collective c, double bytes, const GroupPlacement& g);
   struct Entry {
     Collective collective;
     std::int64_t ranks, ranks_per_node, concurrent_groups;
@@ -42,6 +44,7 @@ class CommMemo {
   };
   static constexpr int kCapacity = 12;
   const Fabric* fabric_;
+  double call_s_ = 0;
   std::array<Entry, kCapacity> entries_;
   int used_ = 0;
 };
@@ -119,7 +122,9 @@ class StepModel {
   // One microbatch, one layer, forward (the backward is derived per stage).
   double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;
   double layer_gemm_forward_s_ = 0;            // a dense layer's GEMMs: what TP communication overlaps with
-  double tp_comm_per_layer_s_ = 0;             // the TP collectives of one layer's forward (the backward's match)
+  double tp_forward_per_layer_s_ = 0;          // the TP collectives of one layer's forward
+  double tp_backward_per_layer_s_ = 0;         // the backward's the GEMMs wait for
+  double tp_backward_async_per_layer_s_ = 0;   // the backward's issued beside the column-parallel GEMMs
   double cp_exposed_forward_s_ = 0, cp_exposed_backward_s_ = 0;   // CP ring steps not hidden by the attention
   double ep_comm_per_layer_s_ = 0;             // a MoE layer's dispatch and combine all-to-alls, forward
   double microbatches_ = 0;                    // per pipeline and step

@@ -49,10 +49,14 @@ StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant,
   } else if (variant.recompute == Recompute::selective) {
     st.recompute = layers * attention_core_forward_s_;
   }
-  // TP: two collectives per layer forward, two backward, the forward ones again for recomputed layers.
-  st.tp = layers * (tp_exposed(tp_comm_per_layer_s_, layer_gemm_forward_s_) +
-                    tp_exposed(tp_comm_per_layer_s_, 2 * layer_gemm_forward_s_)) +
-          recomputed * tp_exposed(tp_comm_per_layer_s_, layer_gemm_forward_s_) + b.tp_embedding_loss_s;
+  // TP: the forward's collectives, the backward's (layer_comm.hpp), the forward's again for recomputed layers. The
+  // backward's asynchronous ones are issued beside the column-parallel GEMMs, but without --tp-overlap they are
+  // priced as waited for: on measured runs (Korthikanti et al. 2022 Table 5 on A100, Megatron-LM + TE on B200) the
+  // sequence-parallel backward takes its collectives' full time, the NCCL kernels and the GEMM sharing the SMs.
+  const double tp_backward =
+      tp_exposed(tp_backward_per_layer_s_ + tp_backward_async_per_layer_s_, 2 * layer_gemm_forward_s_);
+  st.tp = layers * (tp_exposed(tp_forward_per_layer_s_, layer_gemm_forward_s_) + tp_backward) +
+          recomputed * tp_exposed(tp_forward_per_layer_s_, layer_gemm_forward_s_) + b.tp_embedding_loss_s;
   st.cp = layers * (cp_exposed_forward_s_ + cp_exposed_backward_s_) + recomputed * cp_exposed_forward_s_;
   st.ep = moe_layers * 2 * ep_comm_per_layer_s_ + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_comm_per_layer_s_;
   return st;

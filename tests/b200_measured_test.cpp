@@ -1,0 +1,166 @@
+// gpuplan on one 8x B200 node against what was measured there: SimuMax's system file
+// (tests/data/measured/b200-simumax-system.json, MooreThreads/SimuMax configs/system/b200_bf16_ceperm.json). Each
+// expected value is worked out here from the file's raw entries with SimuMax's own formulas, not read from gpuplan.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gpuplan/comm.hpp"
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/hardware.hpp"
+#include "perf/gemm_table.hpp"
+#include "perf/layer_comm.hpp"
+#include "perf/layer_cost.hpp"
+
+namespace {
+
+using namespace gpuplan;
+
+const nlohmann::json& measured() {
+  static const nlohmann::json j = [] {
+    std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/measured/b200-simumax-system.json");
+    return nlohmann::json::parse(in);
+  }();
+  return j;
+}
+
+// SimuMax's time of one collective inside the node (SystemConfig.compute_net_op_time with 8 GPUs per node):
+// size x scale x (n - 1)/n over gbps GiB/s x efficient_factor, plus latency_us x (n - 1) x scale, plus
+// fixed_latency_us.
+double simumax_collective_s(const char* op, double size, double n) {
+  const nlohmann::json& net = measured().at("networks").at("high_intra_node");
+  const nlohmann::json& o = net.at("op").at(op);
+  const double scale = o.at("scale"), offset = o.at("offset");
+  const double bytes = size * scale * (n + offset) / n;
+  const double rate = net.at("bandwidth").at("gbps").get<double>() * 1073741824.0 * o.at("efficient_factor").get<double>();
+  const double latency_us = o.at("latency_us").get<double>() * (n + offset) * scale + o.at("fixed_latency_us").get<double>();
+  return bytes / rate + latency_us * 1e-6;
+}
+
+struct Case {
+  Collective collective;
+  const char* op;
+  double ranks;
+};
+
+}  // namespace
+
+TEST(B200Measured, CollectivesAsMeasuredOnTheNode) {
+  // A Llama-3-70B activation (4096 tokens x 8192 x 2 B) and a 40M-element fp32 gradient bucket, over TP/DP groups
+  // of 2, 4 and 8 GPUs: gpuplan's collective plus the framework's per-call cost (collective_call_s) against SimuMax's
+  // fit of the measured calls. The fit's per-call part differs by collective (22.2-25.6 us); gpuplan takes their mean.
+  const Fabric fabric = fabric_from_cluster(make_cluster("dgx-b200", 1));
+  const double call_s = perf_constants(HardwareCatalog::builtin().gpu("b200")).collective_call_s;
+  const nlohmann::json& ops = measured().at("networks").at("high_intra_node").at("op");
+  for (const double size : {4096.0 * 8192 * 2, 40e6 * 4}) {
+    for (const Case c : {Case{Collective::allgather, "all_gather", 8}, Case{Collective::reducescatter, "reduce_scatter", 2},
+                         Case{Collective::allreduce, "all_reduce", 4}, Case{Collective::reducescatter, "reduce_scatter", 8}}) {
+      const auto n = static_cast<std::int64_t>(c.ranks);
+      const double ours = collective_time_s(fabric, c.collective, size, {n, n, 8 / n}) + call_s;
+      const double theirs = simumax_collective_s(c.op, size, c.ranks);
+      // 1 %, plus what one per-call figure for all collectives leaves of this one's own.
+      const double own_call_s = ops.at(c.op).at("fixed_latency_us").get<double>() * 1e-6;
+      EXPECT_NEAR(ours, theirs, 0.01 * theirs + std::abs(own_call_s - call_s)) << c.op << " over " << n << " GPUs, "
+                                                                               << size << " B";
+    }
+  }
+  // All-to-all: bandwidth and step latency as measured (its per-call part depends on the group size in the fit and
+  // is left out of both sides here).
+  const double size = 4096.0 * 6 * 5120 * 2;   // DeepSeek-V2's routed tokens, top-6
+  const nlohmann::json& a2a = measured().at("networks").at("high_intra_node").at("op").at("all2all");
+  const double theirs = simumax_collective_s("all2all", size, 8) - a2a.at("fixed_latency_us").get<double>() * 1e-6;
+  EXPECT_NEAR(collective_time_s(fabric, Collective::alltoall, size, {8, 8, 1}), theirs, 0.01 * theirs);
+  // Across nodes nothing measured inside one applies: the model stays NCCL's.
+  const Fabric two = fabric_from_cluster(make_cluster("dgx-b200", 2));
+  EXPECT_EQ(collective_cost(two, Collective::allgather, size, {16, 8, 1}).algorithm.find("measured"), std::string::npos);
+  EXPECT_NE(collective_cost(fabric, Collective::allgather, size, {8, 8, 1}).algorithm.find("measured"), std::string::npos);
+}
+
+TEST(B200Measured, PerCallCostAndPermuteRateFromTheFile) {
+  const PerfConstants b200 = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const nlohmann::json& op = measured().at("networks").at("high_intra_node").at("op");
+  const double mean_fixed_us = (op.at("all_reduce").at("fixed_latency_us").get<double>() +
+                                op.at("all_gather").at("fixed_latency_us").get<double>() +
+                                op.at("reduce_scatter").at("fixed_latency_us").get<double>()) / 3;
+  EXPECT_NEAR(b200.collective_call_s, mean_fixed_us * 1e-6, 0.01e-6);
+  // Permute: SimuMax moves (1 + 3k) x tokens x hidden elements per permute at permute_fwd's efficiency of gbps GiB/s;
+  // gpuplan 2k x tokens x hidden over the catalog's 8000 GB/s. Same time for top-6 and top-8 within 2 %.
+  const nlohmann::json& bw = measured().at("accelerator").at("bandwidth").at("permute_fwd");
+  const double simumax_Bps = bw.at("gbps").get<double>() * 1073741824.0 * bw.at("efficient_factor").get<double>();
+  for (const double k : {6.0, 8.0}) {
+    const double theirs = (1 + 3 * k) / simumax_Bps, ours = 2 * k / (8000e9 * b200.permute_efficiency);
+    EXPECT_NEAR(ours, theirs, 0.02 * theirs) << "top-" << k;
+  }
+  // Other GPUs keep the model's defaults.
+  const PerfConstants h100 = perf_constants(HardwareCatalog::builtin().gpu("h100-sxm-80gb"));
+  EXPECT_EQ(h100.collective_call_s, 0.0);
+  EXPECT_EQ(h100.permute_efficiency, 0.0);
+}
+
+TEST(B200Measured, FlashAttentionAtTheMeasuredEfficiency) {
+  // Llama-3-70B at TP 1 and TP 8 (64 and 8 heads, head dim 128) over 4096 tokens. SimuMax's CoreAttention counts
+  // forward 2 x (2 b h d s^2) and backward 5 x (2 b h d s^2) FLOPs and measured sdp_fwd / sdp_bwd efficiencies on
+  // those FLOPs at the 2250 TFLOP/s peak.
+  const nlohmann::json& op = measured().at("accelerator").at("op");
+  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const perf::Machine mc{2250e12, 8000e9, &pc};
+  ModelConfig m;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  for (const double tp : {1.0, 8.0}) {
+    perf::MicrobatchShape s;
+    s.tp = tp;
+    s.micro_batch = 1;
+    s.tokens = s.local_sequence = s.keys_per_query = s.attention_keys_per_call = 4096;
+    const auto heads = static_cast<int>(64 / tp);
+    const std::string key = "batch=1, seq_len=4096, head_num=" + std::to_string(heads) + ", kv_head_num=" +
+                            std::to_string(heads / 8) + ", qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
+    const double base = 2.0 * heads * 128 * 4096 * 4096;
+    const double forward = 2 * base / (2250e12 * op.at("sdp_fwd").at("accurate_efficient_factor").at(key).get<double>());
+    const double backward = 5 * base / (2250e12 * op.at("sdp_bwd").at("accurate_efficient_factor").at(key).get<double>());
+    const perf::Cost c = perf::attention_core(mc, m, s);
+    // The table keeps four decimals; one kernel launch (forward) and two (backward) on top.
+    EXPECT_NEAR(c.forward_s - pc.kernel_overhead_s, forward, 1e-3 * forward) << "tp " << tp;
+    EXPECT_NEAR(c.backward_s - 2 * pc.kernel_overhead_s, backward, 1e-3 * backward) << "tp " << tp;
+  }
+}
+
+TEST(B200Measured, SequenceParallelBackwardGathersTheInputAgain) {
+  // By hand from Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication (tensor_parallel/layers.py): a layer
+  // has two column-parallel linears (qkv, fc1) and two row-parallel ones (out, fc2). Forward: an all-gather before
+  // each column-parallel GEMM, a reduce-scatter after each row-parallel one: 2 AG + 2 RS. Backward: each row-parallel
+  // linear all-gathers its output gradient (2 AG, waited for); each column-parallel one all-gathers its saved
+  // sequence-sharded input again for the weight gradient and reduce-scatters its input gradient, both asynchronous
+  // beside its GEMMs (2 AG + 2 RS). Priced 1 per all-gather and 1000 per reduce-scatter, the sums count them.
+  ModelConfig m;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  Layout l;
+  l.tp = 8;
+  perf::MicrobatchShape s;
+  s.tp = 8;
+  s.tokens = 4096;
+  s.hidden = 8192;
+  s.sequence_parallel = true;
+  RankPlacement placement;
+  placement.tp = {8, 8, 1};
+  auto count = [](Collective c, double, const GroupPlacement&) {
+    return c == Collective::allgather ? 1.0 : c == Collective::reducescatter ? 1000.0 : 1e6;
+  };
+  const perf::LayerComm comm = perf::layer_comm(m, l, s, placement, count);
+  EXPECT_EQ(comm.tp_forward_s, 2 + 2000);
+  EXPECT_EQ(comm.tp_backward_s, 2);
+  EXPECT_EQ(comm.tp_backward_async_s, 2 + 2000);
+  // Without sequence parallelism: one all-reduce per row-parallel output forward, per column-parallel input
+  // gradient backward.
+  s.sequence_parallel = false;
+  const perf::LayerComm plain = perf::layer_comm(m, l, s, placement, count);
+  EXPECT_EQ(plain.tp_forward_s, 2e6);
+  EXPECT_EQ(plain.tp_backward_s + plain.tp_backward_async_s, 2e6);
+}
