@@ -49,7 +49,7 @@ TEST(InputChecks, OptionsThatWouldBeIgnored) {
   expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --nic-GBps -5", "--nic-GBps", "a number > 0");
   expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --nic-GBps 50", "--nic-GBps",
                      "only with --topology");
-  expect_input_error(kMemory + "--etp 2", "--etp", "a dense model has no experts");
+  expect_input_error(kMemory + "--etp 2", "--etp", "needs a mixture-of-experts model");
 }
 
 TEST(InputChecks, SizesNeedTheirUnit) {

@@ -163,6 +163,13 @@ NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per
   return node;
 }
 
+void check_expert_degree(const ModelConfig& model, std::string_view field, std::int64_t degree, bool any_value) {
+  if (model.is_moe() || (degree == 1 && !any_value)) return;
+  throw InputError(std::string(field),
+                   fmt::format("{} (needs a mixture-of-experts model; {} is dense)", degree, model.name),
+                   any_value ? "no expert tensor-parallel degree for a dense model" : "1 for a dense model");
+}
+
 MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverrides& overrides,
                                    const std::optional<std::string>& params, const TrainingOptions& training,
                                    const LayoutOptions& layout, const HardwareOptions& hardware,
@@ -171,6 +178,8 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   if (model.given() && params) throw InputError("params", *params, "either model or params, not both");
   if (model.given()) {
     in.model = resolve_model(model, overrides);
+    check_expert_degree(*in.model, "layout.ep", layout.ep, false);
+    if (layout.etp) check_expert_degree(*in.model, "layout.etp", *layout.etp, false);
   } else if (params) {
     in.params = parse_count(*params, "params");
     if (!(in.params >= 1) || in.params > 1e16) throw InputError("params", *params, "a parameter count from 1 to 1e16");
