@@ -37,19 +37,19 @@ TEST(InputChecks, CountsAndDegreesOutOfRange) {
 }
 
 TEST(InputChecks, NumbersSayWhatIsAccepted) {
-  expect_input_error(kMemory + "--tp abc", "--tp", "'abc'; accepted: an integer");
+  expect_input_error(kMemory + "--tp abc", "--tp", "'abc' is not a number; accepted: a whole number");
   expect_input_error(kMemory + "--dropout x", "--dropout", "accepted: a number");
   // One syntax for every count: exponent notation is as good as digits when the value is whole.
   EXPECT_EQ(run_cli("memory --model llama-3.1-8b --seq-len 1e4").status, 0);
   EXPECT_EQ(run_cli("memory --params 1e6").status, 0);
-  expect_input_error(kMemory + "--seq-len 1.5", "--seq-len", "accepted: an integer");
+  expect_input_error(kMemory + "--seq-len 1.5", "--seq-len", "'1.5' is not a whole number; accepted: a whole number");
 }
 
 TEST(InputChecks, OptionsThatWouldBeIgnored) {
   expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --nic-GBps -5", "--nic-GBps", "a number > 0");
   expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --nic-GBps 50", "--nic-GBps",
                      "only with --topology");
-  expect_input_error(kMemory + "--etp 2", "--etp", "a dense model has no experts");
+  expect_input_error(kMemory + "--etp 2", "--etp", "needs a mixture-of-experts model");
 }
 
 TEST(InputChecks, SizesNeedTheirUnit) {

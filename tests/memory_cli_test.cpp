@@ -70,7 +70,7 @@ TEST(MemoryCli, BadInputIsOneLineAndExitTwo) {
   const Case cases[] = {
       {"memory --params 7e9 --gpus 0", "--gpus"},
       {"memory --model llama-2-7b --tp 3", "--tp"},                  // 32 heads
-      {"memory --model llama-2-7b --pp 5", "--pp"},                  // 32 layers
+      {"memory --model llama-2-7b --pp 64", "--pp"},                 // 32 layers, no split of them over 64 stages
       {"memory --model llama-2-7b --gpus 12 --tp 8", "--gpus"},      // does not factor
       {"memory --params -5", "--params"},
       {"memory --params 7e9 --seq-len -1", "--seq-len"},

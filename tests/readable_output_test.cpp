@@ -164,3 +164,17 @@ TEST(MemorySuggestions, ContextParallelismPaysForItsKeyValueExchange) {
   };
   EXPECT_NEAR(cp_cost(131072) - cp_cost(2048), 25'367'150'592.0, 1.0);
 }
+
+TEST(ReadableOutput, SizeNounsAgreeWithTheirNumbers) {
+  // One system at one node with a one-sequence batch: one search, 1 node, 1 sequence.
+  const auto r = run_cli("size --model llama-3.1-8b --tokens 1T --systems dgx-h100 --nodes 1 --global-batch 1 "
+                         "--threads 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_contains(r.out, "global batch 1 sequence (");
+  expect_contains(r.out, "dgx-h100 x 1 node (8 GPUs)");
+  expect_contains(r.out, "global batch 1 sequence x 2048 tokens");
+  expect_contains(r.out, "\n1 search, ");
+  expect_lacks(r.out, "1 nodes");
+  expect_lacks(r.out, "1 sequences");
+  expect_lacks(r.out, "1 searches");
+}

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "usage_errors.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/version.hpp"
 
@@ -30,7 +31,7 @@ Outcome run_command_line(const std::vector<std::string>& args) {
     outcome.err += err.str();
   } catch (const CLI::ParseError& e) {
     // Every usage error is a clear one-line message and exit status 2.
-    outcome.err = fmt::format("gpuplan: error: {}\n", e.what());
+    outcome.err = fmt::format("gpuplan: error: {}\n", usage_error(e, app, args));
     outcome.status = 2;
   } catch (const InputError& e) {
     outcome.err = fmt::format("gpuplan: error: {}\n", e.what());

@@ -137,6 +137,7 @@ struct MemoryInputs {
   double memory_margin = kDefaultMemoryMargin;  // fraction of capacity kept free: fits means <= usable_memory()
   NodeStorage node;                     // host memory and NVMe of a node (unknown: no host or NVMe check)
   std::vector<std::string> framework_rewrites;  // values layout.framework changed on its own, with their sources
+  std::vector<std::string> notes;       // what was chosen for the job that it did not say (a pipeline split)
 };
 
 // What a job may use of a GPU: capacity less the margin, rounded down to a byte. One rule for every question.

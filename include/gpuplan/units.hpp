@@ -32,7 +32,13 @@ bytes_t parse_bytes(std::string_view text, std::string_view field);
 // required.
 bytes_t parse_size(std::string_view text, std::string_view field);
 
-// Parses a count such as "7e9", "7B", "70b", "1.5T", "124M". Throws InputError naming `field`.
+// What parse_count accepts, as its errors say it.
+inline constexpr std::string_view kCountsAccepted =
+    "a whole number such as 4096, 1e6, 8K, 8Ki, 7B or 1.5T (K, M, B, T: powers of 1000; Ki, Mi, Gi, Ti: of 1024)";
+
+// The one parser of counts (tokens, sequences, parameters, degrees): a whole number written plainly ("4096"), in
+// exponent form ("1e6"), or with a suffix: K, M, B (or G), T in powers of 1000, Ki, Mi, Gi, Ti in powers of 1024,
+// case-insensitive ("7B", "1.5T", "8Ki"). Throws InputError naming `field` for anything else, a fraction included.
 double parse_count(std::string_view text, std::string_view field);
 
 }  // namespace gpuplan

@@ -2,6 +2,8 @@
 // memory appears in memory, estimate and every plan; time and throughput in estimate and every plan.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "gpuplan/api.hpp"
@@ -15,6 +17,8 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& report, c
 // estimate_memory with every term and, when it does not fit, the suggestions.
 MemoryResult memory_result(const MemoryInputs& in, bool all_stages);
 TimeReport time_report(const StepEstimate& estimate);
+// A sequence longer than the model's maximum positions (none when within them, or when they are not known).
+std::optional<std::string> sequence_warning(const ModelConfig& model, std::int64_t seq_len);
 // What in a job looks wrong without being an error.
 std::vector<std::string> job_warnings(const MemoryInputs& in);
 // Throughput and MFU, with a warning when the MFU is above the best published for `gpu`.

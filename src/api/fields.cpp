@@ -10,6 +10,7 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/names.hpp"
+#include "gpuplan/units.hpp"
 #include "util/from_chars.hpp"
 
 namespace gpuplan::api::detail {
@@ -57,22 +58,13 @@ std::string shown(const json& v) { return v.is_string() ? "'" + v.get<std::strin
   throw InputError(std::string(path), shown(v), std::string(accepted));
 }
 
+// Every integer option is a count, read by the one count parser (parse_count: 4096, 1e6, 8K, 8Ki), from text or
+// from a JSON number alike.
 std::int64_t to_integer(const json& v, std::string_view path) {
-  constexpr const char* kAccepted = "an integer";
   if (v.is_number_integer()) return v.get<std::int64_t>();
-  double x = 0;
-  if (v.is_number_float()) {
-    x = v.get<double>();
-  } else if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    const auto [end, ec] = gpuplan::detail::from_chars_double(s.data(), s.data() + s.size(), x);
-    if (ec != std::errc() || end != s.data() + s.size()) reject(path, v, kAccepted);
-  } else {
-    reject(path, v, kAccepted);
-  }
-  // Whole numbers written in exponent form ("1e6") are integers too; beyond 2^53 doubles skip integers.
-  if (!(std::fabs(x) <= 9007199254740992.0) || x != std::floor(x)) reject(path, v, kAccepted);
-  return static_cast<std::int64_t>(x);
+  if (v.is_number_float()) return static_cast<std::int64_t>(parse_count(v.dump(), path));
+  if (!v.is_string()) throw InputError(std::string(path), shown(v) + " is not a number", std::string(kCountsAccepted));
+  return static_cast<std::int64_t>(parse_count(v.get_ref<const std::string&>(), path));
 }
 
 double to_number(const json& v, std::string_view path) {

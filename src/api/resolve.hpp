@@ -37,6 +37,10 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
                                    const LayoutOptions& layout, const HardwareOptions& hardware,
                                    const HardwareCatalog& catalog);
 TrainingConfig resolve_training(const TrainingOptions& training);
+// Expert parallelism needs experts: an InputError naming `field` when a dense model is given an expert degree
+// other than 1 (a launch file's etp 1 is torchtitan's default), or with `any_value` any degree at all (a plan
+// filter on a degree a dense model does not have would silently filter something else).
+void check_expert_degree(const ModelConfig& model, std::string_view field, std::int64_t degree, bool any_value);
 // The saved-tensor accounting a framework's modules follow when --impl does not say.
 Impl default_impl(Framework framework);
 

@@ -8,6 +8,7 @@
 #include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
+#include "memory/internal.hpp"
 #include "util/choices.hpp"
 
 namespace gpuplan::api::detail {
@@ -163,6 +164,32 @@ NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per
   return node;
 }
 
+namespace {
+
+// Where pp x vpp does not divide the layers and no split is given: the split Megatron users write for it, lighter
+// first and last stages (memory::lighter_ends), said in a note. Without such a split the layout check refuses it.
+void choose_pipeline_split(std::int64_t layers, Layout& l, std::vector<std::string>& notes) {
+  if (l.pp < 2 || l.first_stage_layers >= 0 || l.last_stage_layers >= 0 || layers % (l.pp * l.vpp) == 0) return;
+  const auto [first, last] = memory::lighter_ends(layers, l.pp, l.vpp);
+  if (first < 0) return;
+  l.first_stage_layers = first;
+  l.last_stage_layers = last;
+  const std::int64_t middle = (layers - first - last) / (l.pp - 2 > 0 ? l.pp - 2 : 1);
+  notes.push_back(fmt::format("pp {} x vpp {} does not divide the {} layers: the first and last stages are "
+                              "lighter (--first-stage-layers {} --last-stage-layers {}, {} on each other stage), "
+                              "as Megatron-LM's --decoder-first/last-pipeline-num-layers split it",
+                              l.pp, l.vpp, layers, first, last, l.pp > 2 ? middle : 0));
+}
+
+}  // namespace
+
+void check_expert_degree(const ModelConfig& model, std::string_view field, std::int64_t degree, bool any_value) {
+  if (model.is_moe() || (degree == 1 && !any_value)) return;
+  throw InputError(std::string(field),
+                   fmt::format("{} (needs a mixture-of-experts model; {} is dense)", degree, model.name),
+                   any_value ? "no expert tensor-parallel degree for a dense model" : "1 for a dense model");
+}
+
 MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverrides& overrides,
                                    const std::optional<std::string>& params, const TrainingOptions& training,
                                    const LayoutOptions& layout, const HardwareOptions& hardware,
@@ -171,6 +198,8 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   if (model.given() && params) throw InputError("params", *params, "either model or params, not both");
   if (model.given()) {
     in.model = resolve_model(model, overrides);
+    check_expert_degree(*in.model, "layout.ep", layout.ep, false);
+    if (layout.etp) check_expert_degree(*in.model, "layout.etp", *layout.etp, false);
   } else if (params) {
     in.params = parse_count(*params, "params");
     if (!(in.params >= 1) || in.params > 1e16) throw InputError("params", *params, "a parameter count from 1 to 1e16");
@@ -179,6 +208,7 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   }
   in.training = resolve_training(training);
   in.layout = resolve_layout_options(layout);
+  if (in.model) choose_pipeline_split(in.model->layers, in.layout, in.notes);
   in.overheads = resolve_overheads(hardware);
   in.capacity_bytes = capacity_of(hardware, catalog);
   in.memory_margin = hardware.memory_margin.value_or(kDefaultMemoryMargin);

@@ -38,7 +38,7 @@ GPUPLAN_MEMBERS(FlopsSummary, member("seq_len", &T::seq_len), member("per_token_
                 member("attention_forward", &T::attention_forward));
 GPUPLAN_MEMBERS(ModelResult, member("name", &T::name), member("model_type", &T::model_type),
                 member("architecture", &T::architecture), member("params", &T::params),
-                member("flops", &T::flops));
+                member("flops", &T::flops), member("warnings", &T::warnings));
 
 // gpuplan memory
 GPUPLAN_MEMBERS(MemoryTerm, member("component", &T::component), member("name", &T::name),
@@ -86,7 +86,7 @@ GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T:
                 member("vocab_padded", &T::vocab_padded), member("layout", &T::layout),
                 member("training", &T::training), member("stages", &T::stages),
                 member("does_not_fit", &T::does_not_fit), member("node", &T::node),
-                member("suggestions", &T::suggestions), member("warnings", &T::warnings),
+                member("suggestions", &T::suggestions), member("warnings", &T::warnings), member("notes", &T::notes),
                 member("framework", &T::framework), member("launch_config", &T::launch_config));
 
 // gpuplan estimate and plan
@@ -160,7 +160,8 @@ GPUPLAN_MEMBERS(SizeJob, member("model", &T::model), member("tokens", &T::tokens
                 member("assumptions", &T::assumptions));
 GPUPLAN_MEMBERS(SizeResult, member("job", &T::job), member("points", &T::points),
                 member("headlines", &T::headlines), member("explanation", &T::explanation),
-                member("notes", &T::notes), member("layouts_evaluated", &T::layouts_evaluated),
+                member("notes", &T::notes), member("warnings", &T::warnings),
+                member("layouts_evaluated", &T::layouts_evaluated),
                 member("search_seconds", &T::search_seconds), member("chart_svg", &T::chart_svg),
                 member("chart_written", &T::chart_written));
 

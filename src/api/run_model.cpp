@@ -1,6 +1,7 @@
 // gpuplan model: the architecture, exact parameter counts and FLOPs per token of one model.
 #include <algorithm>
 
+#include "api/builders.hpp"
 #include "api/fields.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
@@ -75,6 +76,7 @@ ModelResult run(const ModelRequest& request) {
   if (p.dense_layers) r.params.per_layer.dense = layer_counts(p.dense_layer);
   if (p.moe_layers) r.params.per_layer.moe = layer_counts(p.moe_layer);
   r.flops = FlopsSummary{seq, f.forward, f.training, f.six_n, f.attention_forward};
+  if (auto w = detail::sequence_warning(m, seq)) r.warnings.push_back(std::move(*w));
   return r;
 }
 

@@ -60,6 +60,8 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
   PlanInputs& in = job.inputs;
   if (!r.model.given()) throw InputError("model", "(none)", "a catalog name or a config.json path");
   in.base.model = detail::resolve_model(r.model, r.overrides);
+  for (const std::int64_t ep : r.space.ep) detail::check_expert_degree(*in.base.model, "space.ep", ep, false);
+  for (const std::int64_t etp : r.space.etp) detail::check_expert_degree(*in.base.model, "space.etp", etp, true);
   if (!r.training.global_batch || *r.training.global_batch < 1)
     throw InputError("training.global_batch",
                      r.training.global_batch ? std::to_string(*r.training.global_batch) : "(none)",

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <exception>
 
+#include "api/builders.hpp"
 #include "api/fields.hpp"
 #include "api/plan_setup.hpp"
+#include "api/resolve.hpp"
 #include "api/size_answers.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
@@ -55,7 +57,9 @@ SizeSweep sweep_of(const SizeRequest& r) {
   if (!r.model.given()) throw InputError("model", "(none)", "a catalog name or a config.json path");
   if (!r.tokens) throw InputError("tokens", "(none)", "the tokens to train on, such as 15T or 300B");
   SizeSweep s;
-  s.model = detail::resolve_model(r.model, r.overrides).name;
+  const ModelConfig model = detail::resolve_model(r.model, r.overrides);
+  s.model = model.name;
+  if (auto w = detail::sequence_warning(model, r.training.seq_len)) s.warnings.push_back(std::move(*w));
   s.tokens = parse_count(*r.tokens, "tokens");
   if (!(s.tokens >= 1)) throw InputError("tokens", *r.tokens, "at least one token");
   s.catalog = detail::resolve_catalog(r.catalog, "catalog");

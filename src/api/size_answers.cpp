@@ -49,7 +49,8 @@ void mark_front(const SizeSweep& s, std::vector<SizedPoint>& points) {
 }
 
 std::string describe(const SizePoint& p) {
-  std::string text = fmt::format("{} x {} nodes ({} GPUs): {:.1f} days, {} GPU-hours", p.system, p.nodes, p.gpus,
+  std::string text = fmt::format("{} x {} ({}): {:.1f} days, {} GPU-hours", p.system,
+                                 format_quantity(p.nodes, "node", "nodes"), format_quantity(p.gpus, "GPU", "GPUs"),
                                  p.days, format_count(p.gpu_hours));
   if (p.cost_dollars) text += fmt::format(", ${}", format_count(*p.cost_dollars));
   if (p.energy_MWh > 0) text += fmt::format(", {:.0f} MWh", p.energy_MWh);
@@ -119,6 +120,7 @@ SizeResult size_answers(const SizeRequest& r, const SizeSweep& s, std::vector<Si
   out.job = size_job(r, s, points);
   out.headlines = headlines(s, points);
   out.notes = size_notes(r, s, points);
+  out.warnings = s.warnings;
   if (r.explain) out.explanation = explain_curves(s, points);
   if (r.chart) out.chart_svg = size_chart_svg(out);
   return out;

@@ -17,6 +17,7 @@ namespace gpuplan::api::detail {
 // The sweep as the request gives it, checked.
 struct SizeSweep {
   std::string model;                          // its name
+  std::vector<std::string> warnings;          // a sequence past the model's maximum positions
   double tokens = 0;
   std::shared_ptr<const HardwareCatalog> catalog;
   std::vector<std::string> systems;

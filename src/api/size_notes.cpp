@@ -41,8 +41,8 @@ SizeJob size_job(const SizeRequest& r, const SizeSweep& s, const std::vector<Siz
   job.checkpoint_overhead = r.checkpoint_overhead;
   job.deadline_days = s.deadline_days;
   job.assumptions = {
-      fmt::format("global batch {} sequences x {} tokens = {} tokens per step, the same at every cluster size{}",
-                  s.global_batch, r.training.seq_len, format_count(static_cast<double>(job.global_batch_tokens)),
+      fmt::format("global batch {} x {} tokens = {} tokens per step, the same at every cluster size{}",
+                  format_quantity(s.global_batch, "sequence", "sequences"), r.training.seq_len, format_count(static_cast<double>(job.global_batch_tokens)),
                   r.training.global_batch ? ""
                                           : " (--global-batch-tokens rounded to a power-of-two count of sequences, "
                                             "so that every power-of-two data-parallel size divides it)"),

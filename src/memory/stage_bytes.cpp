@@ -216,7 +216,10 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
     comm.add("expert all-to-all send buffer", acts.expert_dispatch_buffer, "Megatron-Core MoE alltoall dispatcher");
   const StateBytesPerParam& sb = job_->state_bytes;
   const double params_local = sp.dense + sp.expert;
-  if (v.zero == 3 && l.framework == Framework::deepspeed) {
+  // With one rank per replica ZeRO-3 has nothing to shard and gathers nothing (PyTorch FSDP runs NO_SHARD at world
+  // size 1): no gather or reduce-scatter buffers, the same bytes as ZeRO-0 to 2.
+  const bool gathers = v.zero == 3 && std::max(dense_sharding_, expert_sharding_) > 1;
+  if (gathers && l.framework == Framework::deepspeed) {
     // DeepSpeed gathers module by module: the module running plus stage3_prefetch_bucket_size elements fetched
     // ahead (at most stage3_max_live_parameters); gradients are reduced per module too.
     const double module = std::max(sp.largest_weight, sp.embedding);
@@ -226,7 +229,7 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
              "DeepSpeed stage3_prefetch_bucket_size and stage3_max_live_parameters defaults (zero/config.py)");
     comm.add("ZeRO-3 unsharded gradients of one module before reduce-scatter", module * sb.gradients,
              "DeepSpeed stage 3 reduces each module's gradients as its backward ends");
-  } else if (v.zero == 3) {
+  } else if (gathers) {
     // FSDP2 (torchtitan) and Megatron-FSDP gather a whole layer, and the next one ahead of its use.
     const double unit = std::max(sp.largest_layer, sp.embedding);
     comm.add("ZeRO-3 gathered parameters (current and prefetched layer)", 2.0 * unit * sb.weights,

@@ -86,6 +86,7 @@ std::string to_text(const EstimateResult& r) {
   out += storage_text("Host memory", m.host) + storage_text("NVMe", m.nvme);
   out += detail::framework_text(m.framework);
   for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);
+  for (const auto& n : m.notes) out += fmt::format("Note: {}\n", n);
   return out + detail::launch_read_text(m.launch_config) + detail::launch_files_text(r.launch_files, r.launch_written);
 }
 

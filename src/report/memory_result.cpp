@@ -109,18 +109,26 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
   }
   for (const auto& f : fixes) m.suggestions.push_back(suggestion_report(f));
   m.warnings = job_warnings(in);
+  m.notes = in.notes;
   const framework::Release& release = framework::release_of(in.layout.framework);
   m.framework = FrameworkReport{std::string(framework::name_of(in.layout.framework)),
                                 std::string(release.name) + " " + std::string(release.version), in.framework_rewrites};
   return m;
 }
 
+std::optional<std::string> sequence_warning(const ModelConfig& model, std::int64_t seq_len) {
+  if (model.max_positions <= 0 || seq_len <= model.max_positions) return std::nullopt;
+  const std::string why = model.positions == PositionKind::learned
+                              ? "its learned position table has no rows beyond them"
+                              : "that runs beyond the positions the model was trained for";
+  return fmt::format("the sequence ({} tokens) is longer than {}'s maximum positions ({}): {}", seq_len, model.name,
+                     model.max_positions, why);
+}
+
 std::vector<std::string> job_warnings(const MemoryInputs& in) {
   std::vector<std::string> out;
-  if (in.model && in.model->max_positions > 0 && in.training.seq_len > in.model->max_positions)
-    out.push_back(fmt::format("the sequence ({} tokens) is longer than {}'s maximum positions ({}): beyond them "
-                              "the model was not trained (learned position tables have no rows at all)",
-                              in.training.seq_len, in.model->name, in.model->max_positions));
+  if (in.model)
+    if (auto w = sequence_warning(*in.model, in.training.seq_len)) out.push_back(std::move(*w));
   return out;
 }
 

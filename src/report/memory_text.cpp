@@ -190,6 +190,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   out += verdict(r) + ".\n";
   if (!r.fits) out += suggestions_text(r);
   for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
+  for (const auto& n : r.notes) out += fmt::format("Note: {}\n", n);
   return out + detail::launch_read_text(r.launch_config);
 }
 

@@ -58,6 +58,7 @@ std::string to_text(const ModelResult& r) {
   out += fmt::format("  forward     {:.4g}  (attention scores/context {:.4g})\n", f.per_token_forward,
                      f.attention_forward);
   out += fmt::format("  training    {:.4g}  (3 x forward; 6N = {:.4g})\n", f.per_token_training, f.six_n);
+  for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
   return out;
 }
 

@@ -131,7 +131,7 @@ std::string system_series(const SizeResult& r, const Frame& f, const std::string
     days.emplace_back(x, y);
     spend.emplace_back(x, f.spend.at(p.cost_dollars.value_or(p.gpu_hours)));
     marks += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"><title>{}</title></circle>)", x, y,
-                         colour, escaped(fmt::format("{}, {} nodes: {:.1f} days", system, p.nodes, p.days)));
+                         colour, escaped(fmt::format("{}, {}: {:.1f} days", system, format_quantity(p.nodes, "node", "nodes"), p.days)));
     if (p.pareto)
       marks += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="7" fill="none" stroke="#000"/>)", x, y);
   }

@@ -44,8 +44,8 @@ std::string row(const SizePoint& p, bool priced, bool power) {
 
 std::string to_text(const SizeResult& r, bool power, bool explain) {
   const SizeJob& j = r.job;
-  std::string out = fmt::format("{}: {} tokens at sequence {}, global batch {} sequences ({} tokens)\n", j.model,
-                                format_count(j.tokens), j.seq_len, j.global_batch,
+  std::string out = fmt::format("{}: {} tokens at sequence {}, global batch {} ({} tokens)\n", j.model,
+                                format_count(j.tokens), j.seq_len, format_quantity(j.global_batch, "sequence", "sequences"),
                                 format_count(static_cast<double>(j.global_batch_tokens)));
   bool priced = false;
   for (const SizePoint& p : r.points) priced = priced || p.cost_dollars.has_value();
@@ -61,11 +61,13 @@ std::string to_text(const SizeResult& r, bool power, bool explain) {
   out += "\nAssumptions:\n";
   for (const std::string& a : j.assumptions) out += "  - " + a + "\n";
   for (const std::string& n : r.notes) out += "  - " + n + "\n";
+  for (const std::string& w : r.warnings) out += "Warning: " + w + "\n";
   if (explain) {
     out += "\nWhy the curves bend:\n";
     for (const std::string& e : r.explanation) out += "  - " + e + "\n";
   }
-  out += fmt::format("\n{} searches, {} layouts evaluated in {:.2f} s\n", r.points.size(),
+  out += fmt::format("\n{}, {} layouts evaluated in {:.2f} s\n",
+                     format_quantity(static_cast<std::int64_t>(r.points.size()), "search", "searches"),
                      format_count(static_cast<double>(r.layouts_evaluated)), r.search_seconds);
   if (r.chart_written) out += fmt::format("Chart written to {}\n", *r.chart_written);
   return out;

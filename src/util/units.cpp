@@ -108,18 +108,28 @@ bytes_t parse_size(std::string_view text, std::string_view field) {
 }
 
 double parse_count(std::string_view text, std::string_view field) {
-  const std::string accepted = "a count such as 7e9, 7B, 124M or 1.5T";
   double value = 0;
   std::string unit;
-  if (!split_number(text, value, unit)) throw InputError(std::string(field), fmt::format("'{}'", text), accepted);
+  const auto refuse = [&](std::string_view why) -> double {
+    throw InputError(std::string(field), fmt::format("'{}' {}", text, why), std::string(kCountsAccepted));
+  };
+  if (!split_number(text, value, unit)) return refuse("is not a number");
   double scale = 0;
   if (unit.empty()) scale = 1;
   else if (unit == "k") scale = 1e3;
   else if (unit == "m") scale = 1e6;
   else if (unit == "b" || unit == "g") scale = 1e9;
   else if (unit == "t") scale = 1e12;
-  else throw InputError(std::string(field), fmt::format("'{}' (unknown suffix '{}')", text, unit), accepted);
-  return value * scale;
+  else if (unit == "ki") scale = 1024.0;
+  else if (unit == "mi") scale = 1024.0 * 1024;
+  else if (unit == "gi") scale = kGiB;
+  else if (unit == "ti") scale = kGiB * 1024;
+  else return refuse(fmt::format("has an unknown suffix '{}'", unit));
+  const double count = value * scale;
+  // Beyond 2^53 doubles skip integers: no count past it is exact.
+  if (!(std::fabs(count) <= 9007199254740992.0)) return refuse("is too large");
+  if (count != std::floor(count)) return refuse("is not a whole number");
+  return count;
 }
 
 }  // namespace gpuplan

@@ -63,6 +63,7 @@ struct ModelResult {
   Architecture architecture;
   ParamSummary params;
   FlopsSummary flops;
+  std::vector<std::string> warnings;           // a sequence past the model's maximum positions
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -161,6 +162,7 @@ struct MemoryResult {
   std::optional<std::string> node;             // where the host memory and NVMe capacities came from, when known
   std::vector<SuggestionReport> suggestions;   // when it does not fit: single changes that help, cheapest first
   std::vector<std::string> warnings;           // what in the job looks wrong (a sequence past the model's positions)
+  std::vector<std::string> notes;              // what was chosen for the job that it did not say (a pipeline split)
   FrameworkReport framework;
   std::optional<LaunchReadReport> launch_config;   // with `from`
 };
@@ -307,6 +309,7 @@ struct SizeResult {
   std::vector<SizeHeadline> headlines;
   std::vector<std::string> explanation;        // why the curves bend (--explain)
   std::vector<std::string> notes;              // network tiers, batch limits
+  std::vector<std::string> warnings;           // a sequence past the model's maximum positions
   std::uint64_t layouts_evaluated = 0;
   double search_seconds = 0;
   std::optional<std::string> chart_svg;        // the chart (with --chart)

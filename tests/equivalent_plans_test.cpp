@@ -1,0 +1,31 @@
+// Plans that differ only in choices with no effect on time or memory are one plan listing the alternatives. With
+// one rank per replica (dp x cp = 1) ZeRO has nothing to shard: stages 0 to 3 hold the same bytes and take the same
+// time, so they are one plan, not a top list filled with copies.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using gpuplan::test::run_cli;
+
+TEST(EquivalentPlans, ZeroStagesWithNothingToShardAreOnePlan) {
+  // TP 8 on the 8 GPUs of one node leaves dp = 1 (and cp = 1).
+  const auto r = run_cli("plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --tp 8 --cp 1 --seq-len 4096 "
+                         "--global-batch 8 --top 5 --threads 1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto plans = nlohmann::json::parse(r.out).at("plans");
+  ASSERT_FALSE(plans.empty());
+  std::set<std::string> layouts;   // each distinct layout once, whatever its ZeRO stage
+  for (const auto& p : plans) {
+    ASSERT_EQ(p.at("layout").at("dp"), 1);
+    auto key = p.at("layout");
+    key.erase("zero");
+    EXPECT_TRUE(layouts.insert(key.dump()).second) << "listed twice: " << key.dump();
+  }
+  std::set<int> stages{plans[0].at("layout").at("zero").get<int>()};
+  for (const auto& e : plans[0].at("equivalents")) stages.insert(e.at("zero").get<int>());
+  EXPECT_EQ(stages, (std::set<int>{0, 1, 2, 3}));
+}
