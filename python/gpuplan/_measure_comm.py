@@ -112,7 +112,7 @@ def nccl_tests_text(collective, rows, ranks, rank_info, source):
         lines.append(f"{r['size_bytes']:12d} {r['count']:13d} {'float':>9} {op:>7} {-1:7d} {r['time_us']:10.2f} "
                      f"{r['algbw_GBps']:9.4f} {r['busbw_GBps']:9.4f} {'N/A':>6}")
     mean = sum(r["busbw_GBps"] for r in rows) / len(rows)
-    lines += [f"# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {mean:.4f}", "#", ""]
+    lines += ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {mean:.4f}", "#", ""]
     return "\n".join(lines)
 
 

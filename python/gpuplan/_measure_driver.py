@@ -1,13 +1,31 @@
 """gpuplan-measure's run: resolves the inputs, measures, writes (measure.py has the command line)."""
+import datetime
 import json
 import os
 import socket
+import sys
 
 from . import _measure_comm as comm
 from . import _measure_kernels as kernels
 from . import _measure_shapes as shapes_mod
 from ._measure_output import perf_overlay
-from .measure import UsageError, import_torch, _today
+
+
+class UsageError(Exception):
+    """Bad input or a missing requirement: one line, exit status 2."""
+
+
+def import_torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise UsageError(f"PyTorch is needed and cannot be imported by {sys.executable} ({e}); install it for this "
+                         "interpreter (pip install torch; Debian: apt install python3-torch)") from None
+    return torch
+
+
+def _today():
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
 
 
 def _under_torchrun():
@@ -235,9 +253,9 @@ def _measure_compute(torch, args, device, device_name, workload):
 
 
 def run(args):
+    workload = _workload(args)   # first: bad input is told before PyTorch takes seconds to import
     torch = import_torch()
     device, device_name = _device(torch, args)
-    workload = _workload(args)
     gpu = _catalog_gpu(device_name, args.gpu)
     peak, peak_source = _peak(args, gpu, device_name)
     version = torch.__version__

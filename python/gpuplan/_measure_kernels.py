@@ -45,9 +45,7 @@ def time_linear(torch, device, dtype, shape, timing):
     runs = {"forward": lambda: torch.matmul(x, w_t),
             "dgrad": lambda: torch.matmul(dy, w),
             "wgrad": lambda: torch.matmul(dy_t, x)}
-    out = {name: seconds_per_run(torch, device, run, *timing) for name, run in runs.items()}
-    del x, w, dy, w_t, dy_t
-    return out
+    return {name: seconds_per_run(torch, device, run, *timing) for name, run in runs.items()}
 
 
 def attention_flops(batch, heads, seq_len, head_dim):

@@ -12,20 +12,12 @@ reads, and prints the `--cuda-context` size. Without a GPU the same mechanics ru
 collectives), so they can be tested anywhere. docs/measure.md describes the GPU path.
 """
 import argparse
-import datetime
-import json
-import os
 import sys
 
-from . import _measure_shapes as shapes_mod
-from . import _measure_output as output
+from ._measure_driver import UsageError, run
 
 PROGRAM = "gpuplan-measure"
 SKIPPABLE = ("gemm", "attention", "comm", "context")
-
-
-class UsageError(Exception):
-    """Bad input or a missing requirement: one line, exit status 2."""
 
 
 def _size(text):
@@ -141,23 +133,9 @@ def parser():
     return p
 
 
-def import_torch():
-    try:
-        import torch
-    except ImportError as e:
-        raise UsageError(f"PyTorch is needed and cannot be imported by {sys.executable} ({e}); install it for this "
-                         "interpreter (pip install torch; Debian: apt install python3-torch)") from None
-    return torch
-
-
-def _today():
-    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-
-
 def main(argv=None):
     args = parser().parse_args(argv)
     try:
-        from ._measure_driver import run
         return run(args)
     except UsageError as e:
         print(f"{PROGRAM}: error: {e}", file=sys.stderr)
