@@ -18,6 +18,26 @@ NAME, VERSION = "gpuplan", "0.1.0"
 METADATA = f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VERSION}\nSummary: Plans large-model training\n"
 
 
+def _console_scripts():
+    """The [project.scripts] table of pyproject.toml as (name, "module:function") pairs. Read line by line:
+    tomllib is only in Python 3.11+, and the table holds nothing but `name = "module:function"` lines."""
+    scripts, inside = [], False
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        for raw in f:
+            line = raw.split("#", 1)[0].strip()
+            if line.startswith("["):
+                inside = line == "[project.scripts]"
+            elif inside and "=" in line:
+                name, target = (part.strip().strip('"') for part in line.split("=", 1))
+                scripts.append((name, target))
+    return scripts
+
+
+def _entry_points():
+    lines = ["[console_scripts]"] + [f"{name} = {target}" for name, target in _console_scripts()]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def _tag():
     interpreter = f"cp{sys.version_info.major}{sys.version_info.minor}"
     platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
@@ -49,6 +69,7 @@ def _write_wheel(package_dir, wheel_directory):
             with open(path, "rb") as f:
                 files[f"{NAME}/{entry}"] = f.read()
     files[f"{dist_info}/METADATA"] = METADATA.encode()
+    files[f"{dist_info}/entry_points.txt"] = _entry_points()
     files[f"{dist_info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: gpuplan_backend\nRoot-Is-Purelib: false\n"
                                    f"Tag: {_tag()}\n").encode()
     record = io.StringIO()
