@@ -39,6 +39,10 @@ constexpr Field kFields[] = {
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
     {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},
     {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},
+    {"compute_efficiency_scale", &PerfConstants::compute_efficiency_scale, 0.1, 2.0},
+    {"comm_intra_efficiency", &PerfConstants::comm_intra_efficiency, 0.01, 1.0},
+    {"comm_inter_efficiency", &PerfConstants::comm_inter_efficiency, 0.01, 1.0},
+    {"microbatch_host_s", &PerfConstants::microbatch_host_s, 0.0, 10.0},
 };
 
 // One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.

@@ -33,7 +33,7 @@ StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_cons
   flops = flops_per_token(*in.memory.model, in.memory.training.seq_len);
 }
 
-double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
+double CommMemo::priced(Collective c, double bytes, const GroupPlacement& g) {
   if (!(bytes > 0) || g.ranks <= 1) return 0;
   const comm::GroupCollective* same_group = nullptr;  // another collective on this group: its placement is set up
   for (int i = 0; i < used_; ++i) {
@@ -56,7 +56,7 @@ double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g)
 
 StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* compute_memo)
     : in_(&in), job_(&job), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap),
-      collective_(in.fabric) {
+      collective_(in.fabric, job.perf) {
   if (!in.memory.model)
     throw InputError("model", "(none)",
                      "a model architecture: the step time is computed per operation, params alone is not enough");

@@ -31,10 +31,16 @@ struct StepJob {
 // Nothing to move costs nothing (a dense model's expert gradients, a group of one).
 class CommMemo {
  public:
-  explicit CommMemo(const Fabric& f) : fabric_(&f) {}
-  double operator()(Collective c, double bytes, const GroupPlacement& g);
+  // `perf`'s calibrated communication efficiencies slow each collective by its tier: a group inside one node
+  // by comm_intra_efficiency, a group spanning nodes by comm_inter_efficiency.
+  CommMemo(const Fabric& f, const PerfConstants& perf)
+      : fabric_(&f), intra_slowdown_(1 / perf.comm_intra_efficiency), inter_slowdown_(1 / perf.comm_inter_efficiency) {}
+  double operator()(Collective c, double bytes, const GroupPlacement& g) {
+    return priced(c, bytes, g) * (g.ranks_per_node >= g.ranks ? intra_slowdown_ : inter_slowdown_);
+  }
 
  private:
+  double priced(Collective c, double bytes, const GroupPlacement& g);
   struct Entry {
     Collective collective;
     std::int64_t ranks, ranks_per_node, concurrent_groups;
@@ -42,6 +48,7 @@ class CommMemo {
   };
   static constexpr int kCapacity = 12;
   const Fabric* fabric_;
+  double intra_slowdown_, inter_slowdown_;
   std::array<Entry, kCapacity> entries_;
   int used_ = 0;
 };
