@@ -152,7 +152,9 @@ RunRecord record(const Row& row, const CalibrateRequest& defaults) {
   if (row.has("micro_batch")) r.training.micro_batch = row.integer("micro_batch");
   if (row.has("global_batch")) r.training.global_batch = row.integer("global_batch");
   set_model(row, r);
+  r.layout.zero = defaults.zero;
   set_layout(row, r);
+  if (!row.has("sequence_parallel")) r.layout.sequence_parallel = defaults.sequence_parallel && r.layout.tp > 1;
   r.cluster.system = row.has("system") ? std::optional(row.text("system")) : defaults.cluster.system;
   if (row.has("nodes")) r.cluster.nodes = row.integer("nodes");
   r.hardware.gpu = row.has("gpu") ? std::optional(row.text("gpu")) : defaults.gpu;

@@ -464,6 +464,10 @@ FieldList fields_of(CalibrateRequest& r) {
         kTiming, "MODE");
   f.add(&r.attention, "attention", "attention", "Attention kernel of runs that do not say (default flash)", kTiming,
         "KIND");
+  f.add(&r.sequence_parallel, "sequence_parallel", "sequence_parallel",
+        "Runs with tp > 1 that do not say use sequence parallelism", kTiming);
+  f.add(&r.zero, "zero", "zero", "ZeRO stage of runs that do not say (1 = Megatron distributed optimizer; default 0)",
+        kTiming, Bounds{.minimum = 0, .maximum = 3});
   f.add(&r.out, "out", "out", "Write the calibration JSON here (with --runs: a --perf file)", kOutput, "FILE");
   return f;
 }
