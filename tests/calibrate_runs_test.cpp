@@ -63,8 +63,8 @@ TEST(CalibrateRuns, OneVTrainRunPredictsTheRestBetter) {
 // NVIDIA's DGX Cloud H100 recipes (validation/data/dgxc-h100-bf16.csv, its own columns): per model, one run of
 // the newer release (GSW 25.02, NeMo 24.12), as a user calibrates on the software they run. The set holds two
 // releases whose times differ by up to 7 % for the same layout (GPT-3 175B: 8.91 s on 24.11, 8.31 s on 25.02),
-// more than the published constants' error on the newer one: calibrating on an older-release run carries that
-// release's slowness over to the newer runs (GPT-3: 3.3 % -> 4.1 %), which no constant of the model can tell.
+// comparable to the published constants' error: calibrating on an older-release run carries that release's
+// slowness over to the newer runs, which no constant of the model can tell apart.
 TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelBetter) {
   api::CalibrateRequest defaults;
   defaults.cluster.system = "dgx-h100";
