@@ -16,6 +16,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/host.hpp"
+#include "gpuplan/perf_fit.hpp"
 #include "time_sets.hpp"
 
 using namespace gpuplan;
@@ -128,11 +129,6 @@ void predict(std::vector<Row>& rows, std::vector<EstimateInputs>& inputs, const 
   }
 }
 
-struct Param {
-  const char* key;
-  double PerfConstants::*member;
-  double lo, hi;
-};
 
 // The fields of each data line of a published-runs CSV (comment lines and the "model,..." header skipped).
 std::vector<std::vector<std::string>> csv_records(const std::string& path) {
@@ -213,59 +209,27 @@ int main(int argc, char** argv) {
   const Stats uncal = stats(rows);
   const std::vector<Row> rows_uncal = rows;
 
-  const Param params[] = {
+  const FitParameter params[] = {
       // Bounds keep each constant physical (published ranges), so the fit cannot trade one mechanism for another.
+      // The host time per kernel spans an order of magnitude between frameworks: it is scanned before the descent.
       {"memory_bound_efficiency", &PerfConstants::memory_bound_efficiency, 0.5, 0.9},
       {"kernel_overhead_s", &PerfConstants::kernel_overhead_s, 1e-6, 2e-5},
-      {"host_op_s", &PerfConstants::host_op_s, 1e-6, 1e-4},
+      {"host_op_s", &PerfConstants::host_op_s, 1e-6, 1e-4, 1e-5, 1e-4, 5e-6},
       {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 0.05},
   };
   if (fit) {
-    // Coordinate descent on the mean absolute percentage error, multiplicative steps shrinking by half.
-    PerfConstants c = base;
-    auto loss = [&](const PerfConstants& pc) {
-      predict(rows, inputs_cal, pc);
-      return stats(rows).mape;
-    };
-    double best = loss(c);
-    // The host time per kernel spans an order of magnitude between frameworks: scan it before the descent.
-    for (double h = 1e-5; h <= 1e-4 + 1e-12; h += 5e-6) {
-      PerfConstants t = c;
-      t.host_op_s = h;
-      const double l = loss(t);
-      if (l < best) {
-        best = l;
-        c = t;
-      }
-    }
-    for (double step = 0.3; step > 0.005; step *= 0.5) {
-      bool improved = true;
-      while (improved) {
-        improved = false;
-        for (const auto& p : params) {
-          for (double dir : {1.0, -1.0}) {
-            PerfConstants t = c;
-            double& x = t.*(p.member);
-            x = x <= 0 ? (dir > 0 ? p.hi * 0.01 : 0) : x * (1 + dir * step);
-            x = std::clamp(x, p.lo, p.hi);
-            const double l = loss(t);
-            if (l < best - 1e-6) {
-              best = l;
-              c = t;
-              improved = true;
-            }
-          }
-        }
-      }
-    }
-    nlohmann::json j;
-    j["_about"] = "Calibration of data/perf.json's constants on the 1,440 vTrain single-node A100 step times "
-                  "(validation/data/a100-megatron-single-node-steps.csv), by validation/run_time_validation.sh --fit "
-                  "(scan of host_op_s, then coordinate descent on MAPE). Use with: gpuplan estimate --perf validation/data/a100-megatron-calibration.json";
-    for (const auto& p : params)
-      j["gpus"][gpu.name][p.key] = {{"value", c.*(p.member)},
-                                    {"source", "fitted to VIA-Research/vTrain data/ground_truth_single.csv (A100, Megatron-DeepSpeed)"}};
-    std::ofstream(calib_path) << j.dump(2) << "\n";
+    // The fit of gpuplan calibrate (gpuplan/perf_fit.hpp) on MAPE, with this set's own constants.
+    std::vector<MeasuredRun> runs;
+    for (std::size_t i = 0; i < rows.size(); ++i) runs.push_back({"", inputs_cal[i], rows[i].ms / 1e3});
+    const PerfConstants c = fit_perf_constants(runs, base, params);
+    std::vector<std::pair<std::string, double>> values;
+    for (const auto& p : params) values.emplace_back(p.key, c.*(p.member));
+    std::ofstream(calib_path) << perf_overlay_json(
+        gpu.name, values, "fitted to VIA-Research/vTrain data/ground_truth_single.csv (A100, Megatron-DeepSpeed)",
+        "Calibration of data/perf.json's constants on the 1,440 vTrain single-node A100 step times "
+        "(validation/data/a100-megatron-single-node-steps.csv), by validation/run_time_validation.sh --fit "
+        "(scan of host_op_s, then coordinate descent on MAPE). Use with: gpuplan estimate --perf "
+        "validation/data/a100-megatron-calibration.json");
   }
   const PerfConstants cal = perf_constants(gpu, {{calib_path, read_text_file(calib_path, "validation data")}});
   predict(rows, inputs_cal, cal);

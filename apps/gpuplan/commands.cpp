@@ -44,6 +44,10 @@ constexpr Command kCommands[] = {
      "What one collective costs (time, algbw, busbw as nccl-tests prints them, and the algorithm NCCL would pick), "
      "or with --calibrate, a fit of the model to measured nccl-tests outputs.",
      "collective, ranks, fabric, time_s, algbw_GBps, busbw_GBps, algorithm, reason"},
+    {"calibrate", Question::calibrate,
+     "Fit the step-time model to your measured runs (--runs: CSV tables or Megatron-LM logs) and write a file "
+     "--perf reads; or, with --calibrate, the collective model to nccl-tests outputs",
+     "runs_fit.constants, runs_fit.runs, runs_fit.mape_*, runs_fit.held_out_mape_*, calibration, files, written"},
     {"estimate", Question::estimate, "Step time, throughput, MFU and memory of a training job on a cluster",
      "time.step_s, time.breakdown, throughput.*, memory as 'gpuplan memory --json', cluster"},
     {"plan", Question::plan, "Search every layout for the fastest one that fits, and explain it",

@@ -71,6 +71,13 @@ struct PerfConstants {
                                          // stream synchronisation around it), as measured on a node
   double permute_efficiency = 0;         // fraction of HBM peak the MoE token permute/unpermute kernels reach;
                                          // 0: memory_bound_efficiency
+  // What `gpuplan calibrate --runs` fits to measured step times (1, 1, 1, 0: the model as published).
+  double compute_efficiency_scale = 1;   // multiplies every GEMM efficiency (measured table or constant), capped
+                                         // at the peak
+  double comm_intra_efficiency = 1;      // fraction of the modelled speed collectives inside one node reach
+  double comm_inter_efficiency = 1;      // the same for collectives whose group spans nodes (the NICs)
+  double microbatch_host_s = 0;          // host time per microbatch and pipeline stage the GPUs wait for
+                                         // (schedule, p2p bookkeeping, loss synchronization), not hidden
   std::string source;                    // which entry of data/perf.json (and overlays) these came from
   // Measured 16-bit GEMM efficiencies by shape for this GPU, when data/gemm/ has them; otherwise (null) linear
   // layers use gemm_max_efficiency with wave quantization, an assumed constant.

@@ -114,9 +114,16 @@ def comm(collective=None, **options):
 
 def calibrate(calibrate=None, **options):
     """The collective model fitted to nccl-tests outputs (``calibrate`` lists the files); ``out`` writes the
-    calibration file that ``comm_calibration=`` reads."""
+    calibration file that ``comm_calibration=`` reads. With ``runs=[files]`` instead (CSV tables of measured
+    runs, Megatron-LM logs): the step-time constants fitted to them (``runs_fit``), and ``out`` writes the file
+    ``perf=`` reads (docs/estimate.md, "Calibrate from your runs")."""
     if isinstance(calibrate, (str, os.PathLike)):
         calibrate = [calibrate]
+    runs = options.pop("runs", None)
+    if isinstance(runs, (str, os.PathLike)):
+        runs = [runs]
+    if runs is not None:
+        options["runs"] = [_value(r) for r in runs]
     return _answer("calibrate", dict(options, calibrate=[_value(c) for c in calibrate or []]))
 
 

@@ -452,7 +452,23 @@ FieldList fields_of(CalibrateRequest& r) {
   add_cluster(f, r.cluster, "'nvidia-smi topo -m' (or rocm-smi/amd-smi) output of one node");
   add_gpu(f, r.gpu, "GPU catalog name (overrides the system's, or names the topology's GPUs)", "gpu");
   add_catalog(f, r.catalog, "catalog");
-  f.add(&r.out, "out", "out", "Write the calibration JSON here", kOutput, "FILE");
+  f.add(&r.runs, "runs", "runs",
+        "Measured training runs to fit the step-time model to: CSV tables of layouts and step times, or Megatron-LM "
+        "logs (docs/estimate.md, 'Calibrate from your runs')",
+        kTiming, "FILE...");
+  f.add(&r.perf, "perf", "perf", "Compute-model constants to start the fit from, overriding data/perf.json",
+        kTiming, "FILE");
+  f.add(&r.precision, "precision", "precision", "Precision of runs that do not say (default bf16)", kTiming,
+        "PRECISION");
+  f.add(&r.recompute, "recompute", "recompute", "Activation recomputation of runs that do not say (default none)",
+        kTiming, "MODE");
+  f.add(&r.attention, "attention", "attention", "Attention kernel of runs that do not say (default flash)", kTiming,
+        "KIND");
+  f.add(&r.sequence_parallel, "sequence_parallel", "sequence_parallel",
+        "Runs with tp > 1 that do not say use sequence parallelism", kTiming);
+  f.add(&r.zero, "zero", "zero", "ZeRO stage of runs that do not say (1 = Megatron distributed optimizer; default 0)",
+        kTiming, Bounds{.minimum = 0, .maximum = 3});
+  f.add(&r.out, "out", "out", "Write the calibration JSON here (with --runs: a --perf file)", kOutput, "FILE");
   return f;
 }
 

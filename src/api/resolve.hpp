@@ -63,5 +63,8 @@ ResolvedCluster resolve_cluster(const ClusterOptions& cluster, const HardwareCat
                                 const std::optional<std::string>& gpu, std::int64_t ranks,
                                 std::int64_t ranks_per_node = 0);
 
+// What `gpuplan estimate` prices for a request: the job, GPU, fabric and the constants of data/perf.json with the
+// request's --perf overlays.
+EstimateInputs estimate_job_inputs(const EstimateRequest& request);
 
 }  // namespace gpuplan::api::detail

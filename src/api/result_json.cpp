@@ -1,4 +1,7 @@
 // The results' JSON: the keys `gpuplan ... --json` prints, member for member.
+#include <fmt/format.h>
+
+#include "gpuplan/perf_fit.hpp"
 #include "api/result_members.hpp"
 #include "gpuplan/api.hpp"
 
@@ -59,6 +62,18 @@ template <> CommResult from_json<CommResult>(const nlohmann::json& j) {
 }
 
 std::string calibration_file_text(const CalibrateResult& r) {
+  if (r.runs_fit) {
+    std::vector<std::pair<std::string, double>> values;
+    for (const FittedConstant& c : r.runs_fit->constants) values.emplace_back(c.name, c.after);
+    return perf_overlay_json(
+        r.runs_fit->gpu, values,
+        fmt::format("gpuplan calibrate --runs: fitted to {} measured runs (leave-one-out MAPE {:.1f}% before, "
+                    "{:.1f}% after)",
+                    r.runs_fit->runs.size(), 100 * r.runs_fit->held_out_mape_before,
+                    100 * r.runs_fit->held_out_mape_after),
+        "Step-time constants fitted to measured runs by gpuplan calibrate --runs. Use with: gpuplan estimate "
+        "--perf FILE (or plan, size)");
+  }
   return members_to_json(r.calibration).dump(2) + "\n";
 }
 

@@ -185,7 +185,16 @@ GPUPLAN_MEMBERS(CalibrationComparison, member("file", &T::file), member("ranks",
                 member("model_max_rel_error", &T::model_max_rel_error),
                 member("calibrated_mean_rel_error", &T::calibrated_mean_rel_error),
                 member("calibrated_max_rel_error", &T::calibrated_max_rel_error));
-GPUPLAN_MEMBERS(CalibrateResult, member("calibration", &T::calibration), member("files", &T::files),
+GPUPLAN_MEMBERS(FittedConstant, member("name", &T::name), member("before", &T::before), member("after", &T::after),
+                member("lower", &T::lower), member("upper", &T::upper));
+GPUPLAN_MEMBERS(MeasuredRunReport, member("run", &T::run), member("measured_s", &T::measured_s),
+                member("before_s", &T::before_s), member("after_s", &T::after_s));
+GPUPLAN_MEMBERS(RunsFit, member("gpu", &T::gpu), member("constants", &T::constants), member("runs", &T::runs),
+                member("mape_before", &T::mape_before), member("mape_after", &T::mape_after),
+                member("folds", &T::folds), member("held_out_mape_before", &T::held_out_mape_before),
+                member("held_out_mape_after", &T::held_out_mape_after));
+GPUPLAN_MEMBERS(CalibrateResult, member("runs_fit", &T::runs_fit), member("calibration", &T::calibration),
+                member("files", &T::files),
                 member("comparison", &T::comparison), member("compared_on", &T::compared_on),
                 member("written", &T::written));
 

@@ -13,6 +13,7 @@ Collective parse_collective(const std::string& text);
 ResolvedCluster comm_fabric(const ClusterOptions& cluster, const HardwareCatalog& catalog,
                             const std::optional<std::string>& gpu, std::int64_t ranks, std::int64_t ranks_per_node,
                             const std::optional<FileInput>& calibration);
+CalibrateResult calibrate_runs(const CalibrateRequest& request);   // run_calibrate_runs.cpp
 }  // namespace detail
 
 namespace {
@@ -53,9 +54,11 @@ CalibrationFileReport file_report(const NcclTestsLog& log) {
 
 CalibrateResult run(const CalibrateRequest& r) {
   detail::check_bounds(r);
+  if (!r.runs.empty()) return detail::calibrate_runs(r);
   std::optional<Collective> hint;
   if (r.collective) hint = detail::parse_collective(*r.collective);
-  if (r.logs.empty()) throw InputError("logs", "(none)", "nccl-tests outputs to fit");
+  if (r.logs.empty())
+    throw InputError("logs", "(none)", "nccl-tests outputs to fit, or measured runs (--runs FILE...)");
   const auto catalog_owner = detail::resolve_catalog(r.catalog, "catalog");
   const HardwareCatalog& catalog = *catalog_owner;
   // The fabric, when known, sets the node size that tells intra- from inter-node logs, and is what the

@@ -118,6 +118,12 @@ BoundsReport bounds_report(const EstimateInputs& in, double step_s) {
 
 }  // namespace
 
+EstimateInputs detail::estimate_job_inputs(const EstimateRequest& r) {
+  ClusterReport report;
+  std::vector<std::string> warnings;
+  return estimate_inputs(r, report, warnings);
+}
+
 EstimateResult run(const EstimateRequest& r) {
   detail::check_bounds(r);
   EstimateResult out;

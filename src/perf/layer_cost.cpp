@@ -30,7 +30,8 @@ double gemm_s(const Machine& mc, double m, double n, double k, double batch, dou
   const double tiles = ceil_nonneg(m / c.gemm_tile_m) * ceil_nonneg(n / c.gemm_tile_n) * batch;
   const double waves = ceil_nonneg(tiles / c.sm_count);
   const double wave_util = tiles / (waves * c.sm_count);
-  const double compute_s = flops / (mc.peak_flops * c.gemm_max_efficiency * wave_util);
+  const double efficiency = std::min(1.0, c.gemm_max_efficiency * c.compute_efficiency_scale);
+  const double compute_s = flops / (mc.peak_flops * efficiency * wave_util);
   const double traffic_s =
       (elem_bytes * (m * k + k * n) + out_bytes * m * n) * batch / (mc.hbm_Bps * c.gemm_memory_efficiency);
   const double p = c.roofline_sharpness;
@@ -116,8 +117,10 @@ Cost measured_linear(const Machine& mc, double m, double n, double k, double bat
   const GemmEfficiencies e = lookup(*mc.constants->gemm_table, batch > 1, m, n, k);
   const double flops = 2 * m * n * k * batch;
   const double overhead = mc.constants->kernel_overhead_s;
-  c.forward_s = flops / (mc.peak_flops * e.forward) + overhead;
-  c.backward_s = flops / (mc.peak_flops * e.dgrad) + flops / (mc.peak_flops * e.wgrad) + 2 * overhead;
+  const double scale = mc.constants->compute_efficiency_scale;
+  auto rate = [&](double efficiency) { return mc.peak_flops * std::min(1.0, efficiency * scale); };
+  c.forward_s = flops / rate(e.forward) + overhead;
+  c.backward_s = flops / rate(e.dgrad) + flops / rate(e.wgrad) + 2 * overhead;
   c.gemm_forward_s = c.forward_s;
   return c;
 }

@@ -27,7 +27,9 @@ double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& pe
                         ? static_cast<double>(tr.global_batch / (tr.micro_batch * dp))
                         : 1.0;
   // With a measured table no GEMM beats its best entry (the lookup interpolates between entries).
-  const double efficiency = perf.gemm_table ? perf.gemm_table->best : perf.gemm_max_efficiency;
+  // A calibrated scale applies to both, capped at the peak as the compute model caps it.
+  const double efficiency = std::min(
+      1.0, (perf.gemm_table ? perf.gemm_table->best : perf.gemm_max_efficiency) * perf.compute_efficiency_scale);
   const double peak = in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12;
   if (!(peak > 0) || !(efficiency > 0)) return 0;
 

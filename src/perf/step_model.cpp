@@ -35,7 +35,8 @@ StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_cons
 
 double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
   if (!(bytes > 0) || g.ranks <= 1) return 0;
-  return call_s_ + wire_s(c, bytes, g);
+  const double slowdown = g.ranks_per_node >= g.ranks ? intra_slowdown_ : inter_slowdown_;
+  return call_s_ + wire_s(c, bytes, g) * slowdown;
 }
 
 double CommMemo::wire_s(Collective c, double bytes, const GroupPlacement& g) {
@@ -60,7 +61,7 @@ double CommMemo::wire_s(Collective c, double bytes, const GroupPlacement& g) {
 
 StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* compute_memo)
     : in_(&in), job_(&job), tp_overlap_(in.time.tp_overlap), dp_overlap_(in.time.dp_overlap),
-      collective_(in.fabric, job.perf.collective_call_s) {
+      collective_(in.fabric, job.perf) {
   if (!in.memory.model)
     throw InputError("model", "(none)",
                      "a model architecture: the step time is computed per operation, params alone is not enough");

@@ -32,7 +32,12 @@ struct StepJob {
 // nothing (a dense model's expert gradients, a group of one).
 class CommMemo {
  public:
-  explicit CommMemo(const Fabric& f, double call_s = 0) : fabric_(&f), call_s_(call_s) {}
+  // `perf`: the framework's cost of each call (collective_call_s) and the calibrated communication efficiencies,
+  // which slow each collective's wire time by its tier: a group inside one node by comm_intra_efficiency, a group
+  // spanning nodes by comm_inter_efficiency.
+  CommMemo(const Fabric& f, const PerfConstants& perf)
+      : fabric_(&f), call_s_(perf.collective_call_s), intra_slowdown_(1 / perf.comm_intra_efficiency),
+        inter_slowdown_(1 / perf.comm_inter_efficiency) {}
   double operator()(Collective c, double bytes, const GroupPlacement& g);
 
  private:
@@ -45,6 +50,7 @@ class CommMemo {
   static constexpr int kCapacity = 12;
   const Fabric* fabric_;
   double call_s_ = 0;
+  double intra_slowdown_, inter_slowdown_;
   std::array<Entry, kCapacity> entries_;
   int used_ = 0;
 };

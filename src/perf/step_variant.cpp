@@ -170,7 +170,7 @@ StepEstimate StepModel::time(const Layout& variant) const {
     const double host = (3 * b.forward_kernels + rec_kernels) * job_->perf.host_op_s;
     const double gpu =
         st.forward + st.backward + st.recompute + st.tp + st.cp + st.ep + st.zero3 + st.offload + st.nvme;
-    st.host = std::max(0.0, host - gpu);
+    st.host = std::max(0.0, host - gpu) + job_->perf.microbatch_host_s;
     totals.recomputed_layers += recomputed;
     const double t = st.total();
     totals.sum_s += t;

@@ -6,6 +6,10 @@
 
 namespace gpuplan::api {
 
+namespace detail {
+std::string runs_fit_text(const CalibrateResult& result);   // calibrate_runs_text.cpp
+}  // namespace detail
+
 std::string to_text(const CommResult& r) {
   const std::int64_t placed = r.ranks_per_node, spanned = r.nodes_spanned;
   std::string out = fmt::format(
@@ -55,6 +59,11 @@ std::string comparison_text(const CalibrateResult& r) {
 }  // namespace
 
 std::string to_text(const CalibrateResult& r) {
+  if (r.runs_fit) {
+    std::string out = detail::runs_fit_text(r);
+    if (r.written) return out + fmt::format("\nwrote {}: use it with --perf {}\n", *r.written, *r.written);
+    return out + "\n" + calibration_file_text(r);
+  }
   std::string out;
   for (const auto& f : r.files) {
     out += fmt::format("{}: {} on {} ranks{}, {} rows\n", f.file, f.collective, f.ranks,

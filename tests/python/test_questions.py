@@ -110,6 +110,15 @@ def test_comm_and_calibrate_match_cli(tmp_path):
     assert "written" not in unwritten and unwritten == {k: v for k, v in c.items() if k != "written"}
 
 
+def test_calibrate_runs_matches_cli(tmp_path):
+    runs = os.path.join("tests", "data", "runs", "a100-vtrain-6.csv")
+    out = str(tmp_path / "perf.json")
+    r = gpuplan.calibrate(runs=runs, out=out)
+    assert r == cli("calibrate", "--runs", runs, "--out", out, "--json")
+    fitted = json.load(open(out))["gpus"]["a100-sxm-80gb"]
+    assert {c["name"]: c["after"] for c in r.runs_fit.constants} == {k: v["value"] for k, v in fitted.items()}
+
+
 def test_topo_from_path_and_text(data):
     path = os.path.join("tests", "data", "topo", "01_dgx-a100_nv12_10nic_tabs.txt")
     expected = cli("topo", path, "--json")

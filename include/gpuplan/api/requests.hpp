@@ -241,6 +241,14 @@ struct CommRequest {
 // gpuplan comm --calibrate: the collective model fitted to nccl-tests outputs.
 struct CalibrateRequest {
   std::vector<FileInput> logs;                 // nccl-tests outputs (--calibrate FILE...)
+  // gpuplan calibrate --runs: measured step times (CSV tables, Megatron-LM logs) the compute model is fitted to,
+  // from the constants of data/perf.json and `perf`; rows that do not say take precision, recompute, attention,
+  // sequence parallelism (with tp > 1), zero and cluster.system from here.
+  std::vector<FileInput> runs;
+  std::vector<FileInput> perf;
+  std::optional<std::string> precision, recompute, attention;
+  bool sequence_parallel = false;
+  std::optional<std::int64_t> zero;
   std::optional<std::string> collective;       // when the logs do not say
   std::optional<std::int64_t> ranks;
   ClusterOptions cluster;                      // to compare the model with the measurements

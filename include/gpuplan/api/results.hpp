@@ -361,7 +361,26 @@ struct CalibrationComparison {
   double model_mean_rel_error = 0, model_max_rel_error = 0, calibrated_mean_rel_error = 0,
          calibrated_max_rel_error = 0;
 };
+// calibrate --runs: the compute model's constants fitted to measured step times.
+struct FittedConstant {
+  std::string name;                            // its data/perf.json key
+  double before = 0, after = 0;                // the start (data/perf.json and --perf) and the fit
+  double lower = 0, upper = 0;                 // the physical bounds the fit kept to
+};
+struct MeasuredRunReport {
+  std::string run;                             // file:line, or the log
+  double measured_s = 0, before_s = 0, after_s = 0;
+};
+struct RunsFit {
+  std::string gpu;                             // the overlay's section
+  std::vector<FittedConstant> constants;
+  std::vector<MeasuredRunReport> runs;
+  double mape_before = 0, mape_after = 0;      // on the runs fitted
+  std::int64_t folds = 0;                      // leave-one-out: each run predicted by a fit to the others
+  double held_out_mape_before = 0, held_out_mape_after = 0;
+};
 struct CalibrateResult {
+  std::optional<RunsFit> runs_fit;             // with runs: what --out writes is its --perf overlay
   CalibrationDocument calibration;
   std::vector<CalibrationFileReport> files;
   std::optional<std::vector<CalibrationComparison>> comparison;   // when the fabric is known

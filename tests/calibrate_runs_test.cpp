@@ -1,0 +1,172 @@
+// gpuplan calibrate --runs: reading measured runs (CSV tables, Megatron-LM logs), fitting the step-time
+// constants to them, and the file --perf reads back.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "api/measured_runs.hpp"
+#include "api/resolve.hpp"
+#include "cli_runner.hpp"
+#include "gpuplan/error.hpp"
+#include "gpuplan/perf_fit.hpp"
+
+namespace gpuplan {
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const std::string kValidation = std::string(GPUPLAN_TEST_DATA_DIR) + "/../../validation/data/";
+
+api::FileInput file(const std::string& path) { return api::FileInput{path, read(path)}; }
+
+std::vector<MeasuredRun> measured(const std::vector<api::detail::RunRecord>& records) {
+  std::vector<MeasuredRun> runs;
+  for (const auto& rec : records) runs.push_back({rec.label, api::detail::estimate_job_inputs(rec.request), rec.step_s});
+  return runs;
+}
+
+// Calibrated on runs[i] alone, the model must predict every other run of the set better than uncalibrated.
+void expect_one_run_calibrates(const std::vector<MeasuredRun>& runs, std::size_t i, const char* set) {
+  const PerfConstants start = *runs[i].inputs.perf;
+  const PerfConstants fitted = fit_perf_constants({runs[i]}, start, run_calibration_parameters(), 0.02);
+  std::vector<MeasuredRun> rest = runs;
+  rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+  const double before = mean_abs_percentage_error(rest, start), after = mean_abs_percentage_error(rest, fitted);
+  EXPECT_LT(after, before) << set << ": calibrated on " << runs[i].label;
+  std::printf("%s, calibrated on %s: MAPE of the other %zu runs %.1f%% -> %.1f%%\n", set, runs[i].label.c_str(),
+              rest.size(), 100 * before, 100 * after);
+}
+
+// vTrain's 1,440 single-node A100 iterations (validation/data, read as shipped: fp16, full recomputation, eager
+// attention as its source says, given as the request's defaults). The model as published predicts them 26 % too
+// fast on average (validation/time_report.md); one run must carry that over to the rest.
+TEST(CalibrateRuns, OneVTrainRunPredictsTheRestBetter) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  defaults.precision = "fp16";
+  defaults.recompute = "full";
+  defaults.attention = "eager";
+  const auto runs = measured(api::detail::read_runs(file(kValidation + "a100-megatron-single-node-steps.csv"), defaults));
+  ASSERT_EQ(runs.size(), 1440u);  // the source's row count (a100-megatron-single-node-steps.source.md)
+  EXPECT_NEAR(runs[0].step_s, 0.372160408, 1e-12);  // its first row, in ms in the file
+  for (std::size_t i : {std::size_t{0}, std::size_t{719}, std::size_t{1439}}) expect_one_run_calibrates(runs, i, "vTrain");
+}
+
+// NVIDIA's DGX Cloud H100 recipes (validation/data/dgxc-h100-bf16.csv, its own columns): per model, one run of
+// the newer release (GSW 25.02, NeMo 24.12), as a user calibrates on the software they run. The set holds two
+// releases whose times differ by up to 7 % for the same layout (GPT-3 175B: 8.91 s on 24.11, 8.31 s on 25.02),
+// comparable to the published constants' error: calibrating on an older-release run carries that release's
+// slowness over to the newer runs, which no constant of the model can tell apart.
+TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelBetter) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-h100";
+  defaults.sequence_parallel = true;  // every recipe (the file's header): sequence parallelism, distributed optimizer
+  defaults.zero = 1;
+  const auto records = api::detail::read_runs(file(kValidation + "dgxc-h100-bf16.csv"), defaults);
+  ASSERT_EQ(records.size(), 38u);
+  std::map<std::string, std::vector<MeasuredRun>> by_model;
+  std::map<std::string, std::size_t> newer_release;   // the first run of release 25.02, by model
+  const std::string text = read(kValidation + "dgxc-h100-bf16.csv");
+  for (const auto& rec : records) {
+    auto& runs = by_model[rec.request.model.name_or_path];
+    // The release is the second column of the row (ignored by the reader): find it through the row's line.
+    const int line = std::stoi(rec.label.substr(rec.label.rfind(':') + 1));
+    std::istringstream in(text);
+    std::string row;
+    for (int i = 0; i < line; ++i) std::getline(in, row);
+    if (row.find(",25.02,") != std::string::npos && !newer_release.count(rec.request.model.name_or_path))
+      newer_release[rec.request.model.name_or_path] = runs.size();
+    runs.push_back({rec.label, api::detail::estimate_job_inputs(rec.request), rec.step_s});
+  }
+  ASSERT_EQ(by_model.size(), 4u);  // GPT-3 175B, Llama 3.1 8B, 70B, 405B
+  ASSERT_EQ(newer_release.size(), 4u);
+  for (const auto& [model, runs] : by_model) expect_one_run_calibrates(runs, newer_release.at(model), model.c_str());
+}
+
+// tests/data/runs/megatron-gpt-1.3b-tp2.log: Megatron-LM's arguments block (arguments.py, _print_args) and
+// iteration lines (training.py, training_log) of a GPT run on 8 GPUs.
+TEST(CalibrateRuns, ReadsAMegatronLog) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  const auto records = api::detail::read_runs(file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log"), defaults);
+  ASSERT_EQ(records.size(), 1u);
+  const api::EstimateRequest& r = records[0].request;
+  // Iterations 20-60 (iteration 10, the first logged, is warm-up): 1203.4, 1198.7, 1201.2, 1199.9, 1204.8 ms
+  // ("1204.8/1201.6": the newer format's value/mean); their median is 1201.2 ms.
+  EXPECT_DOUBLE_EQ(records[0].step_s, 1.2012);
+  EXPECT_EQ(r.layout.tp, 2);
+  EXPECT_EQ(r.layout.pp, 1);
+  EXPECT_EQ(r.layout.dp, 4);
+  EXPECT_EQ(r.layout.zero, 1);          // use_distributed_optimizer True
+  EXPECT_EQ(r.layout.attention, "flash");
+  EXPECT_EQ(r.layout.recompute, "none");  // recompute_granularity None
+  EXPECT_EQ(r.training.seq_len, 2048);
+  EXPECT_EQ(r.training.micro_batch, 4);
+  EXPECT_EQ(r.training.global_batch, 64);
+  EXPECT_EQ(r.training.precision, "bf16");
+  const EstimateInputs in = api::detail::estimate_job_inputs(r);
+  EXPECT_EQ(in.memory.model->layers, 24);
+  EXPECT_EQ(in.memory.model->hidden, 2048);
+  EXPECT_EQ(in.memory.model->heads, 16);
+  EXPECT_EQ(in.memory.model->ffn_hidden, 8192);
+  EXPECT_EQ(in.memory.model->vocab, 50304);  // padded_vocab_size
+}
+
+TEST(CalibrateRuns, BadCsvValueNamesFileLineColumn) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  const api::FileInput bad{"runs.csv", "model,tp,pp,dp,seq,micro_batch,step_ms\nllama-3.1-8b,2,1,4,4096,1,900\n"
+                                       "llama-3.1-8b,two,1,4,4096,1,900\n"};
+  try {
+    api::detail::read_runs(bad, defaults);
+    FAIL() << "accepted tp 'two'";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "runs.csv:3: column 'tp'");
+    EXPECT_EQ(e.given(), "'two'");
+  }
+}
+
+TEST(CalibrateRuns, CliWritesAPerfFileThatMovesTheEstimateTheFittedWay) {
+  const std::string data = std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/a100-vtrain-6.csv";
+  const std::string out = ::testing::TempDir() + "calibrated-perf.json";
+  const auto fit = test::run_cli("calibrate --runs " + data + " --out " + out + " --json");
+  ASSERT_EQ(fit.status, 0) << fit.err;
+  const auto j = nlohmann::json::parse(fit.out);
+  // The six runs are measured slower than the published constants predict (vTrain's bias): the fit slows the model.
+  double measured = 0, before = 0;
+  for (const auto& r : j.at("runs_fit").at("runs")) {
+    measured += r.at("measured_s").get<double>();
+    before += r.at("before_s").get<double>();
+  }
+  ASSERT_GT(measured, before);
+  const std::string job = "estimate --model gpt2 --hidden 2048 --heads 16 --layers 24 --seq-len 1024 --system dgx-a100 "
+                          "--tp 2 --pp 2 --dp 2 --micro-batch 4 --global-batch 32 --precision fp16 --recompute full "
+                          "--attention eager --json";
+  const auto plain = test::run_cli(job), calibrated = test::run_cli(job + " --perf " + out);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_EQ(calibrated.status, 0) << calibrated.err;
+  const double plain_s = nlohmann::json::parse(plain.out).at("time").at("step_s");
+  const double calibrated_s = nlohmann::json::parse(calibrated.out).at("time").at("step_s");
+  EXPECT_GT(calibrated_s, plain_s);
+}
+
+TEST(CalibrateRuns, CliBadInputExitsTwoWithOneLine) {
+  const std::string path = ::testing::TempDir() + "bad-runs.csv";
+  std::ofstream(path) << "model,tp,step_ms\nllama-3.1-8b,2,-5\n";
+  const auto r = test::run_cli("calibrate --runs " + path + " --system dgx-h100");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(path + ":2: column 'step_ms'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'-5'"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace gpuplan
