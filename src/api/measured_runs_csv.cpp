@@ -10,6 +10,7 @@
 #include "api/measured_runs.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -87,7 +88,7 @@ struct Row {
   double seconds(const std::string& key, double unit) const {
     double v = 0;
     const std::string& t = text(key);
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    const auto [end, ec] = gpuplan::detail::from_chars_double(t.data(), t.data() + t.size(), v);
     if (ec != std::errc() || end != t.data() + t.size() || !(v > 0)) throw bad(key, "a step time > 0");
     return v * unit;
   }

@@ -13,6 +13,7 @@
 #include "api/measured_runs.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
+#include "util/from_chars.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -47,7 +48,7 @@ std::optional<double> number(std::string_view text) {
   const auto start = text.find_first_not_of(' ');
   if (start == std::string_view::npos) return std::nullopt;
   double v = 0;
-  const auto [end, ec] = std::from_chars(text.data() + start, text.data() + text.size(), v);
+  const auto [end, ec] = gpuplan::detail::from_chars_double(text.data() + start, text.data() + text.size(), v);
   if (ec != std::errc()) return std::nullopt;
   return v;
 }
@@ -61,7 +62,8 @@ nlohmann::json python_value(const std::string& v) {
   if (auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), i); ec == std::errc() && end == v.data() + v.size())
     return i;
   double d = 0;
-  if (auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d); ec == std::errc() && end == v.data() + v.size())
+  if (auto [end, ec] = gpuplan::detail::from_chars_double(v.data(), v.data() + v.size(), d);
+      ec == std::errc() && end == v.data() + v.size())
     return d;
   return v;
 }
