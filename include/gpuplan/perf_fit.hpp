@@ -38,6 +38,8 @@ std::span<const FitParameter> run_calibration_parameters();
 // Predicted step times of the runs under `perf`, and their mean absolute percentage error against the measured.
 std::vector<double> predicted_steps_s(const std::vector<MeasuredRun>& runs, const PerfConstants& perf);
 double mean_abs_percentage_error(const std::vector<MeasuredRun>& runs, const PerfConstants& perf);
+// The same for step times already predicted (predicted_steps_s), one per run.
+double mean_abs_percentage_error(const std::vector<MeasuredRun>& runs, const std::vector<double>& predicted_s);
 
 // `start` with `params` moved to minimize the runs' MAPE plus prior_weight x the sum of each parameter's squared
 // distance from its start, relative to its bounds' width. The prior decides between fits that explain the runs

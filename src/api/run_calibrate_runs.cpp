@@ -44,7 +44,8 @@ std::vector<MeasuredRun> measured_runs(const CalibrateRequest& r) {
 }  // namespace
 
 CalibrateResult calibrate_runs(const CalibrateRequest& r) {
-  if (!r.logs.empty()) throw InputError("runs", "given with nccl-tests logs", "--runs FILE... or --calibrate FILE..., one at a time");
+  if (!r.logs.empty())
+    throw InputError("runs", "given with nccl-tests logs", "--runs FILE... or --calibrate FILE..., one at a time");
   std::vector<MeasuredRun> runs = measured_runs(r);
   std::vector<std::pair<std::string, std::string>> overlays;
   for (const FileInput& f : r.perf) overlays.emplace_back(f.path, file_text(f, "perf"));
@@ -57,8 +58,8 @@ CalibrateResult calibrate_runs(const CalibrateRequest& r) {
     fit.constants.push_back({std::string(p.key), start.*(p.member), fitted.*(p.member), p.lower, p.upper});
   const std::vector<double> before = predicted_steps_s(runs, start), after = predicted_steps_s(runs, fitted);
   for (std::size_t i = 0; i < runs.size(); ++i) fit.runs.push_back({runs[i].label, runs[i].step_s, before[i], after[i]});
-  fit.mape_before = mean_abs_percentage_error(runs, start);
-  fit.mape_after = mean_abs_percentage_error(runs, fitted);
+  fit.mape_before = mean_abs_percentage_error(runs, before);
+  fit.mape_after = mean_abs_percentage_error(runs, after);
   const HeldOutError held = leave_one_out(runs, start, params, kPriorWeight, kMostFolds);
   fit.folds = held.folds;
   fit.held_out_mape_before = held.mape_before;

@@ -43,12 +43,15 @@ std::vector<double> predicted_steps_s(const std::vector<MeasuredRun>& runs, cons
   return out;
 }
 
-double mean_abs_percentage_error(const std::vector<MeasuredRun>& runs, const PerfConstants& perf) {
+double mean_abs_percentage_error(const std::vector<MeasuredRun>& runs, const std::vector<double>& predicted_s) {
   if (runs.empty()) return 0;
-  const std::vector<double> predicted = predicted_steps_s(runs, perf);
   double sum = 0;
-  for (std::size_t i = 0; i < runs.size(); ++i) sum += std::abs(predicted[i] - runs[i].step_s) / runs[i].step_s;
+  for (std::size_t i = 0; i < runs.size(); ++i) sum += std::abs(predicted_s[i] - runs[i].step_s) / runs[i].step_s;
   return sum / static_cast<double>(runs.size());
+}
+
+double mean_abs_percentage_error(const std::vector<MeasuredRun>& runs, const PerfConstants& perf) {
+  return mean_abs_percentage_error(runs, predicted_steps_s(runs, perf));
 }
 
 PerfConstants fit_perf_constants(const std::vector<MeasuredRun>& runs, const PerfConstants& start,
