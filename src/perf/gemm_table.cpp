@@ -17,9 +17,40 @@ namespace {
 
 constexpr std::size_t kNeighbours = 4;
 
-struct Neighbour {
-  double distance2 = 0;
-  const GemmEfficiencyTable::Entry* entry = nullptr;
+// The kNeighbours entries closest to a query in log2 space, nearest first (insertion into a short array: no
+// allocation on the step model's path), and their inverse-squared-distance weights.
+template <class Entry>
+class Nearest {
+ public:
+  void offer(double distance2, const Entry* entry) {
+    std::size_t at = std::min(found_, kNeighbours - 1);
+    if (found_ == kNeighbours && distance2 >= items_[at].distance2) return;
+    while (at > 0 && items_[at - 1].distance2 > distance2) {
+      items_[at] = items_[at - 1];
+      --at;
+    }
+    items_[at] = {distance2, entry};
+    found_ = std::min(found_ + 1, kNeighbours);
+  }
+  // Calls add(weight, entry) for each entry found; returns the sum of the weights.
+  template <class Add>
+  double weigh(Add add) const {
+    double weights = 0;
+    for (std::size_t i = 0; i < found_; ++i) {
+      const double w = 1 / items_[i].distance2;
+      add(w, *items_[i].entry);
+      weights += w;
+    }
+    return weights;
+  }
+
+ private:
+  struct Item {
+    double distance2 = 0;
+    const Entry* entry = nullptr;
+  };
+  std::array<Item, kNeighbours> items_{};
+  std::size_t found_ = 0;
 };
 
 // Squared distance in log2 space; the query's logarithms are taken once per lookup, the entries' once per table.
@@ -67,31 +98,19 @@ std::shared_ptr<const GemmEfficiencyTable> parse_table(const std::string& text) 
 
 GemmEfficiencies lookup(const GemmEfficiencyTable& table, bool grouped, double rows, double outputs, double inputs) {
   const auto& list = grouped && !table.grouped.empty() ? table.grouped : table.dense;
-  std::array<Neighbour, kNeighbours> nearest;
-  std::size_t found = 0;
+  Nearest<GemmEfficiencyTable::Entry> nearest;
   const double log2_rows = std::log2(rows), log2_outputs = std::log2(outputs), log2_inputs = std::log2(inputs);
   for (const auto& e : list) {
-    const Neighbour candidate{log_distance2(e, log2_rows, log2_outputs, log2_inputs), &e};
-    if (candidate.distance2 == 0) return {e.forward, e.dgrad, e.wgrad};
-    // Keep the kNeighbours closest, sorted by distance (insertion into a short array).
-    std::size_t at = std::min(found, kNeighbours - 1);
-    if (found == kNeighbours && candidate.distance2 >= nearest[at].distance2) continue;
-    while (at > 0 && nearest[at - 1].distance2 > candidate.distance2) {
-      nearest[at] = nearest[at - 1];
-      --at;
-    }
-    nearest[at] = candidate;
-    found = std::min(found + 1, kNeighbours);
+    const double distance2 = log_distance2(e, log2_rows, log2_outputs, log2_inputs);
+    if (distance2 == 0) return {e.forward, e.dgrad, e.wgrad};
+    nearest.offer(distance2, &e);
   }
   GemmEfficiencies out;
-  double weights = 0;
-  for (std::size_t i = 0; i < found; ++i) {
-    const double w = 1 / nearest[i].distance2;
-    out.forward += w * nearest[i].entry->forward;
-    out.dgrad += w * nearest[i].entry->dgrad;
-    out.wgrad += w * nearest[i].entry->wgrad;
-    weights += w;
-  }
+  const double weights = nearest.weigh([&out](double w, const GemmEfficiencyTable::Entry& e) {
+    out.forward += w * e.forward;
+    out.dgrad += w * e.dgrad;
+    out.wgrad += w * e.wgrad;
+  });
   if (weights > 0) {
     out.forward /= weights;
     out.dgrad /= weights;
@@ -102,30 +121,19 @@ GemmEfficiencies lookup(const GemmEfficiencyTable& table, bool grouped, double r
 
 AttentionEfficiencies lookup_attention(const GemmEfficiencyTable& table, double heads, double keys,
                                        double qk_head_dim) {
-  struct Near {
-    double distance2;
-    const GemmEfficiencyTable::AttentionEntry* entry;
-  };
-  std::vector<Near> near;
-  near.reserve(table.attention.size());
+  Nearest<GemmEfficiencyTable::AttentionEntry> nearest;
   for (const auto& e : table.attention) {
     const double dh = std::log2(e.heads / heads), dk = std::log2(e.keys / keys),
                  dd = std::log2(e.qk_head_dim / qk_head_dim);
-    const double d2 = dh * dh + dk * dk + dd * dd;
-    if (d2 == 0) return {e.forward, e.backward};
-    near.push_back({d2, &e});
+    const double distance2 = dh * dh + dk * dk + dd * dd;
+    if (distance2 == 0) return {e.forward, e.backward};
+    nearest.offer(distance2, &e);
   }
-  const std::size_t count = std::min(kNeighbours, near.size());
-  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(count), near.end(),
-                    [](const Near& a, const Near& b) { return a.distance2 < b.distance2; });
   AttentionEfficiencies out;
-  double weights = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double w = 1 / near[i].distance2;
-    out.forward += w * near[i].entry->forward;
-    out.backward += w * near[i].entry->backward;
-    weights += w;
-  }
+  const double weights = nearest.weigh([&out](double w, const GemmEfficiencyTable::AttentionEntry& e) {
+    out.forward += w * e.forward;
+    out.backward += w * e.backward;
+  });
   if (weights > 0) {
     out.forward /= weights;
     out.backward /= weights;
