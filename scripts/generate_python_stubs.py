@@ -8,7 +8,7 @@ import keyword
 import gpuplan._core as core
 
 TYPES = {
-    "integer": "int",
+    "integer": "int | str",  # counts also read as text: "8K", "1e6", "7B" (docs/api.md)
     "number": "float",
     "text": "str",
     "flag": "bool",

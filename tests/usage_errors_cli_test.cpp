@@ -32,3 +32,19 @@ TEST(UsageErrors, EveryKindIsOneLineWithWhatIsAccepted) {
   expect_usage_error("bogus", "command: 'bogus' is not a command; accepted: one of model, memory,");
   expect_usage_error("", "command: (none); accepted: one of model, memory,");
 }
+
+// A switch takes no value, or true/false as in a JSON request: `--all-stages=3` was read as on, `--sequence-parallel=maybe` named
+// neither the switch's words nor the option in CLI11's own text.
+TEST(UsageErrors, SwitchValuesAreTrueOrFalse) {
+  const std::string memory = "memory --model llama-3.1-8b --gpus 8 ";
+  expect_usage_error(memory + "--all-stages=3", "--all-stages: '3' given to a switch; accepted: --all-stages alone");
+  expect_usage_error(memory + "--tp 2 --sequence-parallel=maybe", "--sequence-parallel: 'maybe' given to a switch");
+  expect_usage_error("plan --model llama-3.1-8b --gpus 8 --json=2", "--json: '2' given to a switch");
+  expect_usage_error(memory + "--all-stages=yes", "--all-stages: 'yes' given to a switch");  // as in JSON
+  for (const char* fine : {"--all-stages", "--all-stages=true", "--all-stages=false"}) {
+    const auto r = run_cli(memory + fine);
+    EXPECT_EQ(r.status, 0) << fine << "\n" << r.err;
+  }
+  // An option that takes a value keeps its own checks: '=' is only its separator.
+  EXPECT_EQ(run_cli(memory + "--tp=2").status, 0);
+}

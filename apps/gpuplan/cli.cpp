@@ -22,6 +22,11 @@ Outcome run_command_line(const std::vector<std::string>& args) {
   Outcome outcome;
   add_commands(app, outcome.out);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes the arguments last first
+  if (const std::string bad = switch_value_error(app, args); !bad.empty()) {
+    outcome.err = fmt::format("gpuplan: error: {}\n", bad);
+    outcome.status = 2;
+    return outcome;
+  }
   try {
     app.parse(reversed);
   } catch (const CLI::Success& e) {  // --help, --help-all, --version

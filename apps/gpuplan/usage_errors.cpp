@@ -58,7 +58,36 @@ std::string mismatch_error(const std::string& what) {
   return fmt::format("{}: given more than once; accepted: {} once", option, option);
 }
 
+// The option of `command` whose long name is `name` (without the dashes), or null.
+const CLI::Option* long_option(const CLI::App& command, const std::string& name) {
+  for (const CLI::Option* o : command.get_options())
+    if (o->check_lname(name)) return o;
+  return nullptr;
+}
+
 }  // namespace
+
+std::string switch_value_error(const CLI::App& app, const std::vector<std::string>& args) {
+  if (args.empty()) return {};
+  const auto named = app.get_subcommands([&](const CLI::App* c) { return c->get_name() == args.front(); });
+  if (named.empty()) return {};
+  // A switch's value is true or false, as in a JSON request: one rule for every switch, though CLI11 would also
+  // take any number (3 reads as on) and yes/no/on/off.
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;  // what follows is not an option
+    const std::size_t equals = arg.find('=');
+    if (arg.rfind("--", 0) != 0 || equals == std::string::npos) continue;
+    const CLI::Option* option = long_option(*named.front(), arg.substr(2, equals - 2));
+    if (option == nullptr || option->get_expected_max() != 0) continue;
+    const std::string value = arg.substr(equals + 1);
+    if (value == "true" || value == "false") continue;
+    const std::string name = arg.substr(0, equals);
+    return fmt::format("{}: '{}' given to a switch; accepted: {} alone, {}=true or {}=false", name, value, name, name,
+                       name);
+  }
+  return {};
+}
 
 std::string usage_error(const CLI::ParseError& e, const CLI::App& app, const std::vector<std::string>& args) {
   const CLI::App* command = chosen_command(app);
