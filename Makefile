@@ -1,6 +1,7 @@
 # gpuplan build entry points. `make demo` and `make test` are the two commands of the README.
 BUILD ?= build
-ASAN_BUILD ?= build-asan
+# The sanitized build (clang, AddressSanitizer + UndefinedBehaviorSanitizer): the tests and the fuzz targets.
+SAN_BUILD ?= build-fuzz
 WEB_BUILD ?= build-web
 PYTHON_BUILD ?= build-python
 JOBS ?= $(shell nproc)
@@ -29,11 +30,11 @@ demo: build
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# Every test again under AddressSanitizer + UndefinedBehaviorSanitizer, in the build fuzz-smoke uses.
 asan-test: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUPLAN_SANITIZE=ON -DGPUPLAN_BENCH=OFF \
-	  -DGPUPLAN_PYTHON=OFF
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	bash scripts/configure-sanitized.sh $(CURDIR)/$(SAN_BUILD)
+	cmake --build $(SAN_BUILD) -j $(JOBS) --target gpuplan gpuplan_tests
+	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 validation: build
 	$(PY) validation/run_torch_validation.py --gpuplan ./$(BUILD)/gpuplan --out validation/torch_report.md
@@ -42,7 +43,7 @@ validation: build
 	  --check validation/megatron_memory_report.md
 
 fuzz-smoke: deps
-	bash scripts/fuzz-smoke.sh
+	FUZZ_BUILD=$(CURDIR)/$(SAN_BUILD) bash scripts/fuzz-smoke.sh
 
 # A longer campaign: MINUTES per target, a random seed, new coverage merged into fuzz/corpus/ (fuzz/README.md).
 MINUTES ?= 10
@@ -89,4 +90,4 @@ bench: build
 	PYTHONPATH=$(BUILD)/python $(PY) bench/python_overhead.py
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(PYTHON_BUILD) $(WEB_BUILD) web/dist
+	rm -rf $(BUILD) $(SAN_BUILD) $(PYTHON_BUILD) $(WEB_BUILD) web/dist

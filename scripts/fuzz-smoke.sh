@@ -10,18 +10,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FUZZ_BUILD:-$ROOT/build-fuzz}"
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}"
 JOBS="${JOBS:-2}"
-CLANG="${CLANGXX:-clang++}"
-# The sanitizers every target runs under. A long campaign may keep only undefined (about three times the
-# executions per second of address,undefined); the smoke run in CI keeps both.
-SANITIZERS="${FUZZ_SANITIZERS:-address,undefined}"
+# FUZZ_SANITIZERS: the sanitizers every target runs under (scripts/configure-sanitized.sh). A long campaign may keep
+# only undefined (about three times the executions per second of address,undefined); the smoke run in CI keeps both.
 
-command -v "$CLANG" >/dev/null || { echo "fuzz-smoke: $CLANG not found (libFuzzer needs clang)" >&2; exit 2; }
-
-# The whole library is instrumented for coverage (fuzzer-no-link) and sanitizers, not only the target files.
-CXX="$CLANG" cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGPUPLAN_FUZZ=ON -DGPUPLAN_FUZZ_SANITIZERS="$SANITIZERS" -DGPUPLAN_BENCH=OFF -DGPUPLAN_PYTHON=OFF -DGPUPLAN_BUILD_TESTS=OFF \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,$SANITIZERS -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=$SANITIZERS" >/dev/null
+# The whole library is instrumented for coverage (fuzzer-no-link) and sanitizers, not only the target files; the
+# build is the one `make asan-test` runs the tests in.
+bash "$ROOT/scripts/configure-sanitized.sh" "$BUILD"
 
 targets=()
 for src in "$ROOT"/fuzz/*_fuzz.cpp; do targets+=("$(basename "$src" .cpp)"); done

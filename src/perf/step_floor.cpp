@@ -10,13 +10,13 @@ namespace gpuplan::perf {
 
 StepFloor::StepFloor(const EstimateInputs& in) : fabric_(&in.fabric), order_(parse_order(in.time.order)) {}
 
-double StepFloor::price(Collective collective, double bytes, const GroupPlacement& group) {
+double StepFloor::price(Collective collective, double bytes, const GroupPlacement& group, double call_s) {
   if (!(bytes > 0) || group.ranks <= 1) return 0;   // as CommMemo: nothing to move costs nothing
   const GroupKey key{static_cast<std::int64_t>(collective), group.ranks, group.ranks_per_node,
                      group.concurrent_groups_per_node};
   auto it = groups_.find(key);
   if (it == groups_.end()) it = groups_.emplace(key, comm::GroupCollective(*fabric_, collective, group)).first;
-  return it->second.time_s(bytes);
+  return it->second.time_s(bytes) + call_s;
 }
 
 double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, double flop_floor_s,
@@ -27,9 +27,7 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
   const RankPlacement placement = place_ranks(l, std::max(1, fabric_->gpus_per_node), order_);
   const Machine mc{in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf};
   const Cost core = attention_core(mc, m, microbatch_shape(in, l));
-  auto priced = [this, &perf](Collective c, double bytes, const GroupPlacement& g) {
-    return price(c, bytes, g) + (bytes > 0 && g.ranks > 1 ? perf.collective_call_s : 0.0);   // as CommMemo
-  };
+  const auto priced = pricer(perf);
 
   const double stages = static_cast<double>(std::max<std::int64_t>(1, l.pp));
   const double virtual_stages = l.schedule == PpSchedule::interleaved ? static_cast<double>(l.vpp) : 1.0;
@@ -62,9 +60,7 @@ double StepFloor::attention_with_cp_s(const EstimateInputs& in, const PerfConsta
   const Machine mc{in.gpu.tflops(peak_dtype(in.memory.training, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf};
   const MicrobatchShape shape = microbatch_shape(in, l);
   const Cost core = attention_core(mc, *in.memory.model, shape);
-  auto priced = [this, &perf](Collective c, double bytes, const GroupPlacement& g) {
-    return price(c, bytes, g) + (bytes > 0 && g.ranks > 1 ? perf.collective_call_s : 0.0);   // as CommMemo
-  };
+  const auto priced = pricer(perf);
   const CpExposed cp = cp_exposed(layer_comm(*in.memory.model, l, shape, placement, priced), core);
   return core.forward_s + core.backward_s + cp.forward_s + cp.backward_s;
 }

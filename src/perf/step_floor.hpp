@@ -34,7 +34,14 @@ class StepFloor {
   double attention_with_cp_s(const EstimateInputs& in, const PerfConstants& perf);
 
  private:
-  double price(Collective collective, double bytes, const GroupPlacement& group);
+  // One collective as CommMemo prices it: the wire time and the fixed cost of a call (`call_s`).
+  double price(Collective collective, double bytes, const GroupPlacement& group, double call_s);
+  // price() with the call cost of `perf`, in the form layer_comm and pipeline_comm_s take.
+  auto pricer(const PerfConstants& perf) {
+    return [this, call_s = perf.collective_call_s](Collective c, double bytes, const GroupPlacement& g) {
+      return price(c, bytes, g, call_s);
+    };
+  }
 
   const Fabric* fabric_;
   std::array<ParallelDim, 5> order_;

@@ -424,10 +424,10 @@ void lower_threshold(std::atomic<double>& t, double v) {
 
 class Worker {
  public:
-  // `known`: what the main search learned of the items (null: nothing); `record`: whether to keep what this
-  // worker learns in computed_bounds.
-  Worker(const Space& space, Shared& shared, std::size_t k, const BoundMemo* known, bool record)
-      : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), known_(known), record_(record),
+  // `known`: what the main search learned of the items (null: nothing); `learned`: where to keep what this
+  // worker learns, by item (null: nowhere). Workers share it: each item is one worker's, so each element too.
+  Worker(const Space& space, Shared& shared, std::size_t k, const BoundMemo* known, BoundMemo::ItemBounds* learned)
+      : sp_(space), ev_(space.evaluator()), sh_(shared), k_(k), known_(known), learned_(learned),
         est_(space.evaluator().estimate_inputs()), step_floor_(space.evaluator().estimate_inputs()) {}
 
   void run(const std::vector<WorkItem>& items) {
@@ -451,11 +451,6 @@ class Worker {
   std::vector<Candidate> top;
   Stats stats;
   ChoiceBests choice_bests;
-  struct ComputedBounds {
-    std::size_t main_index;
-    BoundMemo::ItemBounds bounds;
-  };
-  std::vector<ComputedBounds> computed_bounds;
 
  private:
   std::uint64_t counted() const { return stats.evaluated + stats.pruned_states + stats.pruned_time; }
@@ -563,7 +558,7 @@ class Worker {
       it.step_floor = known != nullptr ? known->floor_s : step_floor(work);
       if (ev_.score(s, it.step_floor) > threshold()) {
         stats.pruned_time += sp_.inner_count(s);   // the step floor: no step model is built
-        if (known == nullptr && record_) computed_bounds.push_back({it.main_index, {true, it.step_floor}});
+        if (known == nullptr && learned_ != nullptr) learned_[it.main_index] = {true, it.step_floor};
         return;
       }
     }
@@ -625,8 +620,7 @@ class Worker {
       }
       best = std::min(best, b);
     }
-    if (known == nullptr && record_)
-      computed_bounds.push_back({it.main_index, {true, it.step_floor, true, it.bounds}});
+    if (known == nullptr && learned_ != nullptr) learned_[it.main_index] = {true, it.step_floor, true, it.bounds};
     if (ev_.score(it.shape, best) <= threshold()) return true;
     stats.pruned_time += sp_.inner_count(it.shape);
     return false;
@@ -725,7 +719,7 @@ class Worker {
   Shared& sh_;
   std::size_t k_;
   const BoundMemo* known_ = nullptr;
-  bool record_ = false;
+  BoundMemo::ItemBounds* learned_ = nullptr;
   const ProgressCallback* progress_ = nullptr;
   std::uint64_t total_ = 0;
   std::chrono::steady_clock::time_point last_report_;
@@ -764,8 +758,14 @@ namespace {
 // the same answer).
 std::vector<WorkItem> ordered_items(const Space& space) {
   const Evaluator& ev = space.evaluator();
+  std::size_t count = 0;
+  for (const auto& mbs : space.micro_batches()) count += mbs.size();
+  // Reserved at their final size: the items number tens of thousands, and a vector grown by doubling touches
+  // twice the memory, each new page a page fault.
   std::vector<WorkItem> items;
+  items.reserve(count);
   std::vector<std::pair<double, std::size_t>> order;   // (first bound, enumeration index): ties keep their order
+  order.reserve(count);
   EstimateInputs est = ev.estimate_inputs();
   for (std::size_t i = 0; i < space.shapes().size(); ++i)
     for (std::int64_t mb : space.micro_batches()[i]) {
@@ -795,6 +795,7 @@ std::vector<WorkItem> ordered_items(const Space& space) {
 std::vector<WorkItem> narrowed_items(const Space& space, const BoundMemo& main) {
   const std::vector<std::int64_t>& index = space.index_of_wider();
   std::vector<WorkItem> items;
+  items.reserve(main.items.size());   // at most all of them; pages never written are never touched
   for (const WorkItem& w : main.items) {
     const std::int64_t mine = index[w.shape_index];
     if (mine < 0) continue;
@@ -820,20 +821,20 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
   shared.threshold = known_best;
   const int requested = runner.workers(space.evaluator().inputs().threads);
   const int n = std::max(1, std::min<int>(requested, static_cast<int>(std::max<std::size_t>(1, items.size()))));
-  std::vector<Worker> workers;
-  workers.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    workers.emplace_back(space, shared, std::max<std::size_t>(1, k), known, memo.record != nullptr);
-  // Worker 0 reports the progress, so the callback is only ever called from one thread.
-  workers[0].report_progress(&progress, space.total());
-  runner.run(n, [&](int worker) { workers[static_cast<std::size_t>(worker)].run(items); });
-  if (progress) progress(space.total(), space.total());
-  SearchOutcome out;
   if (memo.record != nullptr) {
     memo.record->shapes = space.shapes().size();
     memo.record->items = items;
     memo.record->learned.assign(items.size(), {});
   }
+  BoundMemo::ItemBounds* learned = memo.record != nullptr ? memo.record->learned.data() : nullptr;
+  std::vector<Worker> workers;
+  workers.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) workers.emplace_back(space, shared, std::max<std::size_t>(1, k), known, learned);
+  // Worker 0 reports the progress, so the callback is only ever called from one thread.
+  workers[0].report_progress(&progress, space.total());
+  runner.run(n, [&](int worker) { workers[static_cast<std::size_t>(worker)].run(items); });
+  if (progress) progress(space.total(), space.total());
+  SearchOutcome out;
   for (auto& w : workers) {
     out.stats.evaluated += w.stats.evaluated;
     out.stats.feasible += w.stats.feasible;
@@ -842,8 +843,6 @@ SearchOutcome run_search(const Space& space, std::size_t k, const ParallelRunner
     out.stats.pruned_time += w.stats.pruned_time;
     for (auto& c : w.top) out.top.push_back(std::move(c));
     out.choice_bests.merge(w.choice_bests);
-    if (memo.record != nullptr)
-      for (const auto& c : w.computed_bounds) memo.record->learned[c.main_index] = c.bounds;
   }
   std::sort(out.top.begin(), out.top.end(), better);
   if (out.top.size() > k) out.top.resize(k);

@@ -122,7 +122,8 @@ struct SearchOutcome {
 // The top k of the space. `known_best`: the score of a layout of the space known to fit (an upper bound on the
 // best), which prunes from the start; +infinity when none is known.
 // `memo.known`: item bounds an earlier search of the same job computed, read instead of computed again;
-// `memo.record`: where this search adds the bounds it computes (after the workers finish). Either may be null.
+// `memo.record`: where this search keeps the bounds it computes (its workers write them as they go); never
+// `memo.known`. Either may be null.
 struct BoundSharing {
   const BoundMemo* known = nullptr;
   BoundMemo* record = nullptr;
