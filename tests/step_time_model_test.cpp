@@ -227,6 +227,31 @@ TEST(StepTime, OverlapOnlyRemovesTime) {
   EXPECT_LT(both, dp);
 }
 
+// Megatron-Core sizes its gradient buckets max(40 M, 1 M x dp) elements (DistributedDataParallelConfig.bucket_size).
+// GPT 7.5B at tp 8 holds under 1 B gradient elements per GPU (7.5 B / 8), so at dp 1,024 one bucket of 1,024 M
+// holds them all: the reduction starts only when the backward pass ends, and overlapping hides none of it.
+TEST(StepTime, GradientBucketsGrowWithTheDataParallelGroup) {
+  auto dp_comm = [](const EstimateInputs& in) {
+    for (const auto& [name, t] : estimate_step(in).breakdown)
+      if (name == "dp_comm") return t;
+    return -1.0;
+  };
+  EstimateInputs in = gpt("megatron-gpt-7.5b", 8192, 8, 1, 1, 4096, 1024);
+  in.memory.layout.recompute = Recompute::none;
+  in.time.dp_overlap = false;
+  const double waited = dp_comm(in);
+  in.time.dp_overlap = true;
+  EXPECT_GT(waited, 0);
+  EXPECT_NEAR(dp_comm(in), waited, 1e-9 * waited);
+  // At dp 8 (40 M-element buckets, 24 of them) overlapping hides part of it behind the backward pass.
+  EstimateInputs small = gpt("megatron-gpt-7.5b", 64, 8, 1, 1, 32, 8);
+  small.memory.layout.recompute = Recompute::none;
+  small.time.dp_overlap = false;
+  const double small_waited = dp_comm(small);
+  small.time.dp_overlap = true;
+  EXPECT_LT(dp_comm(small), 0.9 * small_waited);
+}
+
 TEST(StepTime, RankPlacementFromOrder) {
   Layout l;
   l.tp = 8;

@@ -61,6 +61,7 @@ struct PerfConstants {
   double host_link_efficiency = 0;       // fraction of the host-link rate offload copies reach
   double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per node
   double dp_bucket_elements = 0;         // gradient bucket in elements (the last one is exposed when overlapped)
+  double dp_bucket_elements_per_rank = 0;   // ... at least this many per rank of the data x context group
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)

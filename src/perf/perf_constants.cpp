@@ -35,6 +35,7 @@ constexpr Field kFields[] = {
     {"host_link_efficiency", &PerfConstants::host_link_efficiency, 0.01, 1.0},
     {"cpu_adam_params_per_s", &PerfConstants::cpu_adam_params_per_s, 1.0, 1e15},
     {"dp_bucket_elements", &PerfConstants::dp_bucket_elements, 1.0, 1e13},
+    {"dp_bucket_elements_per_rank", &PerfConstants::dp_bucket_elements_per_rank, 0.0, 1e13},
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
     {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},

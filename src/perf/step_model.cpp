@@ -224,8 +224,11 @@ void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) 
   if (p > 1 && m.tied_embeddings)
     embedding_sync_s_ = coll(Collective::allreduce,
                              static_cast<double>(m.vocab) / s.tp * embedding_width_ * gradient_bytes_, placement_.pp);
-  // Buckets hold dp_bucket_elements gradient elements; the same byte count bounds the weight all-gather's.
-  bucket_bytes_ = job_->perf.dp_bucket_elements * gradient_bytes_;
+  // Buckets hold max(dp_bucket_elements, dp_bucket_elements_per_rank x the data x context ranks) gradient
+  // elements, as Megatron-Core sizes them; the same byte count bounds the weight all-gather's.
+  const double dp_ranks = static_cast<double>(placement_.dp.ranks);
+  bucket_bytes_ = std::max(job_->perf.dp_bucket_elements, job_->perf.dp_bucket_elements_per_rank * dp_ranks) *
+                  gradient_bytes_;
 }
 
 double StepModel::bucket_time(Collective c, double bytes, double& full) const {
