@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -57,6 +58,31 @@ TEST(LaunchBadFiles, TruncatedTomlNamesTheLine) {
   const auto r = estimate_from("job.toml", "[parallelism]\ntensor_parallel_degree = 8\n[training\n");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("job.toml:3"), std::string::npos) << r.err;
+}
+
+// Found by request_fuzz: toml++ 3.3.0 (Debian 12) reaches an unreachable branch (undefined behaviour; the sanitized
+// build stops there) where it looks for whitespace and meets some non-ASCII characters, here U+0156 and, after a
+// line-ending backslash in a multi-line string (marzer/tomlplusplus#190), U+00A7.
+TEST(LaunchBadFiles, NonAsciiTomlIsReadOrRefusedNeverUndefined) {
+  auto refused = [](const gpuplan::test::CliRun& r) {
+    return r.status == 2 && r.err.rfind("gpuplan: error: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1;
+  };
+  const auto bad = estimate_from("job.toml", "\t[GPU0V-2e\xc5\x96;\xc5\x96;;;;l_type");
+  EXPECT_TRUE(refused(bad)) << bad.status << " " << bad.err;
+  const auto in_string = estimate_from("job.toml", "s = \"\"\"\\\n\xc2\xa7\"\"\"\n", "--model llama-3.1-8b");
+  EXPECT_TRUE(in_string.status == 0 || refused(in_string)) << in_string.status << " " << in_string.err;
+  // Non-ASCII where TOML allows it, in a string and a comment, reads as before.
+  std::ifstream job(std::string(GPUPLAN_TEST_DATA_DIR) + "/frameworks/torchtitan/llama3_8b.toml");
+  const std::string text((std::istreambuf_iterator<char>(job)), std::istreambuf_iterator<char>());
+  const std::string ascii = "\"Llama 3 8B training\"";
+  std::string accented_text = text;
+  ASSERT_NE(accented_text.find(ascii), std::string::npos);
+  accented_text.replace(accented_text.find(ascii), ascii.size(), "\"Llama 3 8B \xe2\x80\x94 entra\xc3\xaenement\"");
+  const auto plain = estimate_from("job.toml", text);
+  const auto accented = estimate_from("job.toml", accented_text + "# \xc2\xa7 fin\n");
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(accented.status, 0) << accented.err;
+  EXPECT_EQ(accented.out, plain.out);
 }
 
 TEST(LaunchBadFiles, BinaryContentIsRefused) {

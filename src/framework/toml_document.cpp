@@ -53,12 +53,24 @@ std::vector<std::string> comments_of(std::string_view text) {
   return out;
 }
 
+// The text with every byte outside ASCII read as '?'. toml++ 3.3.0 (Debian 12's) reaches __builtin_unreachable in
+// its whitespace table for some non-ASCII code points (U+00A1 to U+0499 among them: marzer/tomlplusplus#190,
+// #295, fixed upstream by #305), which is undefined behaviour on a user's file. A torchtitan job's values that
+// gpuplan reads are ASCII; non-ASCII is valid TOML only in strings and comments, where '?' is valid too, and an
+// error elsewhere, where '?' is one too. The comments are kept from the original text.
+std::string ascii_only(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+  return out;
+}
+
 }  // namespace
 
 TomlDocument read_toml(std::string_view path, std::string_view text) {
   TomlDocument out;
   try {
-    const toml::table table = toml::parse(text, path);
+    const toml::table table = toml::parse(ascii_only(text), path);
     flatten(table, "", out);
   } catch (const toml::parse_error& e) {
     throw InputError(fmt::format("{}:{}", path, e.source().begin.line), std::string(e.description()),
