@@ -1,6 +1,7 @@
 #include "gpuplan/names.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 namespace gpuplan {
@@ -32,7 +33,7 @@ std::size_t bounded_distance(std::string_view a, std::string_view b, std::size_t
     std::size_t row_min = row[first - 1];
     for (std::size_t j = first; j <= last; ++j) {
       const std::size_t up = row[j];
-      const std::size_t best = std::min({up + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      const std::size_t best = std::min(std::min(up, row[j - 1]) + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u));
       row[j] = std::min(best, beyond);
       row_min = std::min(row_min, row[j]);
       diag = up;
@@ -41,6 +42,22 @@ std::size_t bounded_distance(std::string_view a, std::string_view b, std::size_t
     if (row_min > limit) return beyond;
   }
   return std::min(row[b.size()], beyond);
+}
+
+// How far two strings' letter counts are apart: the letters of `candidate` that `key` lacks (extra) and those of
+// `key` that `candidate` lacks (missing), counted with multiplicity. An edit changes at most one letter on each side,
+// so the edit distance is at least the larger of the two; and `key` holds `candidate` (or the reverse) only when
+// one of them is zero. `key_counts` holds the lower-case key's letter counts; it is left as it was found.
+struct LetterGap {
+  std::size_t extra = 0, missing = 0;
+};
+LetterGap letter_gap(std::array<int, 256>& key_counts, std::size_t key_size, std::string_view candidate) {
+  LetterGap gap;
+  for (char c : candidate)
+    if (key_counts[static_cast<unsigned char>(lower_char(c))]-- <= 0) ++gap.extra;
+  for (char c : candidate) ++key_counts[static_cast<unsigned char>(lower_char(c))];
+  gap.missing = key_size - (candidate.size() - gap.extra);
+  return gap;
 }
 
 }  // namespace
@@ -62,7 +79,13 @@ std::vector<std::string> closest_names(std::string_view name, const std::vector<
   std::vector<std::pair<std::size_t, const std::string*>> scored;
   std::string candidate;
   std::vector<std::size_t> row;
+  std::array<int, 256> key_counts{};
+  for (char c : key) ++key_counts[static_cast<unsigned char>(c)];
   for (const auto& c : candidates) {
+    // Most candidates share too few letters with the name to be near it or to hold it: skip them without the
+    // letter-by-letter comparison (a script of unknown flags is compared with 1,500 Megatron-LM flags each).
+    const LetterGap gap = letter_gap(key_counts, key.size(), c);
+    if (gap.extra > 0 && gap.missing > 0 && std::max(gap.extra, gap.missing) > farthest) continue;
     lower_into(c, candidate);
     // A substring hit ("llama" in "llama-2-7b") ranks ahead of any edit-distance match.
     const bool contains =
