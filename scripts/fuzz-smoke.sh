@@ -34,6 +34,7 @@ seed rocm_fuzz "$ROOT"/tests/data/topo/2[01]*
 seed hf_config_fuzz "$ROOT"/tests/data/hf-configs/*/config.json
 seed launch_config_fuzz "$ROOT"/tests/data/frameworks/*/*.{sh,json,toml,py}
 seed launch_script_fuzz "$ROOT"/tests/data/frameworks/megatron/*.sh
+seed measured_fuzz "$ROOT"/tests/data/nccl-tests/*/*.csv "$ROOT"/tests/data/nccl-tests/*.csv "$ROOT"/tests/data/runs/*
 for t in "${targets[@]}"; do seed "$t" "$ROOT"/fuzz/corpus/"$t"/*; done
 
 mkdir -p "$BUILD/artifacts"

@@ -120,6 +120,31 @@ TEST(CalibrateRuns, ReadsAMegatronLog) {
   EXPECT_EQ(in.memory.model->vocab, 50304);  // padded_vocab_size
 }
 
+TEST(CalibrateRuns, ReadsALogWhoseArgumentsAreNotUtf8) {
+  // A data path in Latin-1 ("caf\xe9") is a byte that is not UTF-8; the log reads as it would without it.
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  api::FileInput log = file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
+  const std::string first_argument = "  accumulate_allreduce_grads_in_fp32";
+  const auto at = log.text->find(first_argument);
+  ASSERT_NE(at, std::string::npos);
+  log.text->insert(at, "  data_path ....................................... ['/data/caf\xe9/text_document']\n");
+  const auto records = api::detail::read_runs(log, defaults);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_DOUBLE_EQ(records[0].step_s, 1.2012);
+  EXPECT_EQ(records[0].request.layout.tp, 2);
+  EXPECT_EQ(api::detail::estimate_job_inputs(records[0].request).memory.model->layers, 24);
+}
+
+TEST(CalibrateRuns, CliJsonWithAFileNameThatIsNotUtf8) {
+  // The runs' labels are their file names, and a file name is bytes: the JSON answer carries U+FFFD for them.
+  const std::string path = ::testing::TempDir() + "runs-\xff.csv";
+  std::ofstream(path) << read(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/a100-vtrain-6.csv");
+  const auto r = test::run_cli("calibrate --runs '" + path + "' --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out).dump().find("runs-\xef\xbf\xbd.csv"), std::string::npos);
+}
+
 TEST(CalibrateRuns, BadCsvValueNamesFileLineColumn) {
   api::CalibrateRequest defaults;
   defaults.cluster.system = "dgx-a100";
@@ -156,6 +181,22 @@ TEST(CalibrateRuns, CliWritesAPerfFileThatMovesTheEstimateTheFittedWay) {
   const double plain_s = nlohmann::json::parse(plain.out).at("time").at("step_s");
   const double calibrated_s = nlohmann::json::parse(calibrated.out).at("time").at("step_s");
   EXPECT_GT(calibrated_s, plain_s);
+}
+
+TEST(CalibrateRuns, StepTimesMustBeFiniteAndIterationNumbersReal) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  const api::FileInput infinite{"runs.csv", "model,tp,pp,dp,seq,micro_batch,step_ms\nllama-3.1-8b,2,1,4,4096,1,inf\n"};
+  EXPECT_THROW(api::detail::read_runs(infinite, defaults), InputError);
+  // An iteration number past any run (1e19 is not a long) counts as the next line, as a line without one does.
+  api::FileInput log = file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
+  *log.text += " iteration 1e19/ 1000 | elapsed time per iteration (ms): 1300.0 |\n"
+               " iteration 70/ 1000 | elapsed time per iteration (ms): inf |\n";
+  const auto records = api::detail::read_runs(log, defaults);
+  ASSERT_EQ(records.size(), 1u);
+  // The five timed iterations 1203.4, 1198.7, 1201.2, 1199.9, 1204.8 ms and 1300.0: the median of six is
+  // (1201.2 + 1203.4) / 2; the infinite line is not a measurement.
+  EXPECT_DOUBLE_EQ(records[0].step_s, (1.2012 + 1.2034) / 2);
 }
 
 TEST(CalibrateRuns, CliBadInputExitsTwoWithOneLine) {

@@ -941,3 +941,18 @@ TEST(ShellScriptErrors, RunawayScriptsStop) {
   ASSERT_TRUE(error);
   EXPECT_TRUE(contains(error->given(), "16 MiB"));
 }
+
+TEST(ShellScriptErrors, AnArrayDoubledPastAnyLaunchScriptStops) {
+  // ARGS+=("${ARGS[@]}") 17 times makes 131,072 one-letter elements: 256 KiB of text, but each element is a map
+  // node and a string (about 100 bytes), so the reader would hold over 12 MiB, plus the copy each append makes.
+  // Elements are charged at that size, and the reader stops before a million of them exhaust memory and time.
+  std::string doubling = "ARGS=(a)\n";
+  for (int i = 0; i < 17; ++i) doubling += "ARGS+=(\"${ARGS[@]}\")\n";
+  const auto error = error_of(doubling);
+  ASSERT_TRUE(error);
+  EXPECT_TRUE(contains(error->given(), "16 MiB"));
+  // Ten doublings (1,024 elements, longer than any launch script's arguments) read.
+  std::string ten = "ARGS=(a)\n";
+  for (int i = 0; i < 10; ++i) ten += "ARGS+=(\"${ARGS[@]}\")\n";
+  EXPECT_FALSE(error_of(ten));
+}

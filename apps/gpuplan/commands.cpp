@@ -58,7 +58,11 @@ constexpr Command kCommands[] = {
      "job, points, headlines, explanation, notes, layouts_evaluated, search_seconds, chart_svg, chart_written"},
 };
 
-std::string json_text(const nlohmann::ordered_json& json) { return json.dump(2) + "\n"; }
+// File names and file contents are bytes, which JSON text must not be when they are not UTF-8: such bytes print
+// as U+FFFD.
+std::string json_text(const nlohmann::ordered_json& json) {
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
 
 // A progress bar on a terminal, for searches that take more than a second.
 ProgressCallback progress_bar(const char* counted = "layouts") {

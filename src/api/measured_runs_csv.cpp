@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -89,7 +90,8 @@ struct Row {
     double v = 0;
     const std::string& t = text(key);
     const auto [end, ec] = gpuplan::detail::from_chars_double(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || !(v > 0)) throw bad(key, "a step time > 0");
+    if (ec != std::errc() || end != t.data() + t.size() || !(v > 0) || !std::isfinite(v))
+      throw bad(key, "a finite step time > 0");
     return v * unit;
   }
   bool flag(const std::string& key) const {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
 #include "util/from_chars.hpp"
+#include "util/json_text.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -89,9 +91,10 @@ Log read_log(const std::string& text) {
       const auto it = line.find("iteration ");
       const auto iteration = it == std::string::npos || it > at ? std::nullopt
                                                                  : number(std::string_view(line).substr(it + 10));
-      // A line without its iteration number counts as the next one.
-      const long index = iteration ? static_cast<long>(*iteration) : static_cast<long>(log.iterations.size()) + 1;
-      if (ms && *ms > 0) log.iterations.emplace_back(index, *ms);
+      // A line without its iteration number (or with one no run reaches) counts as the next one.
+      const bool counted = iteration && *iteration >= 0 && *iteration < 1e15;
+      const long index = counted ? static_cast<long>(*iteration) : static_cast<long>(log.iterations.size()) + 1;
+      if (ms && std::isfinite(*ms) && *ms > 0) log.iterations.emplace_back(index, *ms);
     }
   }
   return log;
@@ -125,7 +128,8 @@ class Arguments {
       if (a.value != "None") j[name] = python_value(a.value);
     if (!has("vocab_size") && has("padded_vocab_size")) j["vocab_size"] = j["padded_vocab_size"];
     if (!has("max_position_embeddings") && has("seq_length")) j["max_position_embeddings"] = j["seq_length"];
-    return j.dump();
+    // A log is bytes: a data path in Latin-1 is not UTF-8.
+    return gpuplan::detail::json_text(j);
   }
 
  private:

@@ -4,6 +4,7 @@
 #include "gpuplan/perf_fit.hpp"
 #include "api/result_members.hpp"
 #include "gpuplan/api.hpp"
+#include "util/json_text.hpp"
 
 namespace gpuplan::api {
 
@@ -74,7 +75,7 @@ std::string calibration_file_text(const CalibrateResult& r) {
         "Step-time constants fitted to measured runs by gpuplan calibrate --runs. Use with: gpuplan estimate "
         "--perf FILE (or plan, size)");
   }
-  return members_to_json(r.calibration).dump(2) + "\n";
+  return gpuplan::detail::json_text(members_to_json(r.calibration), 2) + "\n";
 }
 
 }  // namespace gpuplan::api

@@ -12,6 +12,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/names.hpp"
 #include "util/json_input.hpp"
+#include "util/json_text.hpp"
 
 namespace gpuplan {
 
@@ -194,7 +195,7 @@ std::string comm_calibration_json(const CommCalibration& cal) {
   comm["sources"] = all;
   ordered_json doc;
   doc["comm"] = comm;
-  return doc.dump(2) + "\n";
+  return gpuplan::detail::json_text(doc, 2) + "\n";
 }
 
 void apply_comm_overrides(Fabric& fabric, std::string_view json_text, std::string_view origin_view) {

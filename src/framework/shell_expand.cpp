@@ -87,7 +87,7 @@ void ShellState::assign(std::string_view name, Value value) {
 void ShellState::charge(std::size_t amount, int line) {
   spent_ += amount;
   if (spent_ > kExpansionBudget)
-    source.fail(line, "expansions producing more than 16 MiB of text",
+    source.fail(line, "expansions and arrays of more than 16 MiB",
                 "a script whose variables and commands expand to less than 16 MiB");
 }
 

@@ -22,6 +22,9 @@ namespace {
 constexpr std::size_t kMaxScriptBytes = std::size_t{1} << 20;
 // A script that runs more simple commands than this (loops over long lists) is not a launch script.
 constexpr int kMaxCommandsRun = 100000;
+// What an array element costs beyond its text (a map node, its string and flags), charged to the expansion budget
+// as bytes so that ARGS+=("${ARGS[@]}") doubling short words stops as soon as doubling long ones would.
+constexpr std::size_t kArrayElementBytes = 96;
 
 // ---- Lexer ----
 
@@ -1182,7 +1185,10 @@ void Executor::assign(const Word& word) {
 void Executor::assign_array(const Assignment& assignment, const std::vector<RawWord>& elements, int line) {
   std::map<std::int64_t, Value> result;
   if (assignment.append) {
-    if (const Variable* old = state_.find(assignment.name)) result = old->elements;
+    if (const Variable* old = state_.find(assignment.name)) {
+      state_.charge(old->elements.size() * kArrayElementBytes, line);
+      result = old->elements;
+    }
   }
   std::int64_t next = result.empty() ? 0 : result.rbegin()->first;
   if (!result.empty() && __builtin_add_overflow(next, 1, &next))
@@ -1200,8 +1206,9 @@ void Executor::assign_array(const Assignment& assignment, const std::vector<RawW
       next = *index + 1;
       continue;
     }
-    for (const Field& field : expander_.fields(element))
-      result[next++] = Value{field.text, field.line, field.uncertain};
+    const std::vector<Field> fields = expander_.fields(element);
+    state_.charge(fields.size() * kArrayElementBytes, element.line);
+    for (const Field& field : fields) result[next++] = Value{field.text, field.line, field.uncertain};
   }
   Variable& variable = state_.variables[std::string(assignment.name)];
   variable.elements = std::move(result);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "util/json_text.hpp"
+
 namespace gpuplan {
 
 namespace {
@@ -120,7 +122,7 @@ std::string perf_overlay_json(std::string_view gpu, const std::vector<std::pair<
   nlohmann::json j;
   j["_about"] = about;
   for (const auto& [key, value] : values) j["gpus"][std::string(gpu)][key] = {{"value", value}, {"source", source}};
-  return j.dump(2) + "\n";
+  return gpuplan::detail::json_text(j, 2) + "\n";
 }
 
 }  // namespace gpuplan

@@ -5,6 +5,7 @@
 
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
+#include "util/json_text.hpp"
 
 namespace gpuplan::api {
 
@@ -105,7 +106,7 @@ std::string models_text(const std::vector<ModelSummary>& models) {
 }  // namespace
 
 std::string to_text(const CatalogResult& r) {
-  if (r.detail) return to_json(r).dump(2) + "\n";
+  if (r.detail) return gpuplan::detail::json_text(to_json(r), 2) + "\n";
   std::vector<std::string> sections;
   if (r.gpus) sections.push_back(gpus_text(*r.gpus));
   if (r.links) sections.push_back(links_text(*r.links));
