@@ -85,6 +85,28 @@ TEST(LaunchBadFiles, NonAsciiTomlIsReadOrRefusedNeverUndefined) {
   EXPECT_EQ(accented.out, plain.out);
 }
 
+// Found by launch_config_fuzz: asked for an integer, toml++ 3.3.0 casts a float such as 1e48 to int64 (undefined
+// behaviour; the sanitized build stops there). A float key no reader needs as a count reads as before; a count given
+// as a float is refused.
+TEST(LaunchBadFiles, TomlFloatsPastAnIntegerAreNeverCast) {
+  std::ifstream job(std::string(GPUPLAN_TEST_DATA_DIR) + "/frameworks/torchtitan/llama3_8b.toml");
+  const std::string text((std::istreambuf_iterator<char>(job)), std::istreambuf_iterator<char>());
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string out = text;
+    const auto at = out.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? out : out.replace(at, from.size(), to);
+  };
+  const auto plain = estimate_from("job.toml", text);
+  const auto huge_eps = estimate_from("job.toml", replaced("eps = 1e-8", "eps = 1e48"));
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(huge_eps.status, 0) << huge_eps.err;
+  EXPECT_EQ(huge_eps.out, plain.out);
+  const auto float_batch = estimate_from("job.toml", replaced("local_batch_size = 1", "local_batch_size = 1e30"));
+  EXPECT_EQ(float_batch.status, 2) << float_batch.err;
+  EXPECT_TRUE(one_error_line(float_batch)) << float_batch.err;
+}
+
 TEST(LaunchBadFiles, BinaryContentIsRefused) {
   const auto r = estimate_from("train.sh", std::string("torchrun\0\x01\x02", 11));
   EXPECT_EQ(r.status, 2) << r.err;

@@ -41,9 +41,32 @@ std::string where(const Values& values, const std::string& key) {
   return found == values.end() ? key : fmt::format("line {}: {}", found->second.line, key);
 }
 
+// What a key of this declared type accepts, when `value` is not that; empty when it is (or the type is one gpuplan
+// does not check: strings, literals and lists).
+std::string mismatch(const std::string& type, const TomlValue& value) {
+  if ((type == "int" || type == "int | None") && !value.integer) return "a whole number (int)";
+  if (type == "bool" && !value.boolean) return "true or false (bool)";
+  if (type.starts_with("float") && !value.number) return "a number (" + type + ")";
+  return "";
+}
+
+std::string shown(const TomlValue& value) {
+  if (value.integer) return std::to_string(*value.integer);
+  if (value.number) return fmt::format("{}", *value.number);
+  if (value.boolean) return *value.boolean ? "true" : "false";
+  if (value.text) return "\"" + *value.text + "\"";
+  return "an array or a table";
+}
+
 void check_keys(const Values& values, LaunchConfig& out) {
   for (const auto& [key, value] : values) {
-    if (torchtitan_key_type(key) != nullptr) continue;
+    if (const std::string* type = torchtitan_key_type(key)) {
+      const std::string accepted = mismatch(*type, value);
+      if (!accepted.empty())
+        out.errors.push_back(fmt::format("line {}: {} is {}; torchtitan v0.2.2 declares it {}, so it takes {}",
+                                         value.line, key, shown(value), *type, accepted));
+      continue;
+    }
     const std::string hint = did_you_mean(key, torchtitan_keys());
     out.errors.push_back(fmt::format("line {}: {} is not a torchtitan v0.2.2 job key{}; ConfigManager raises "
                                      "\"Invalid field names\" (torchtitan/config/manager.py:27-60)",

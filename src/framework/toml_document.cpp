@@ -14,10 +14,12 @@ namespace {
 TomlValue value_of(const toml::node& node) {
   TomlValue v;
   v.line = static_cast<int>(node.source().begin.line);
-  if (const auto integer = node.value<std::int64_t>(); integer && node.is_integer()) v.integer = *integer;
-  if (const auto number = node.value<double>(); number && node.is_number()) v.number = *number;
-  if (const auto flag = node.value<bool>(); flag && node.is_boolean()) v.boolean = *flag;
-  if (const auto text = node.value<std::string>(); text && node.is_string()) v.text = *text;
+  // Each value is read as its own type only: toml++ 3.3.0 converts a float such as 1e48 to an integer by a cast
+  // that overflows (undefined behaviour) when value<std::int64_t>() is asked of it.
+  if (const auto* integer = node.as_integer()) v.integer = integer->get();
+  if (node.is_number()) v.number = node.value<double>();
+  if (const auto* flag = node.as_boolean()) v.boolean = flag->get();
+  if (const auto* text = node.as_string()) v.text = text->get();
   if (const toml::array* array = node.as_array())
     for (const toml::node& item : *array)
       if (const auto text = item.value<std::string>(); text && item.is_string()) v.list.push_back(*text);
