@@ -73,6 +73,21 @@ TEST(MegatronExamples, Gpt3175bReadsItsLayoutAndReportsBothFaults) {
   EXPECT_TRUE(mentions(c.errors, "--step-batch-size-schedule")) << ::testing::PrintToString(c.errors);
 }
 
+TEST(MegatronExamples, UnknownFlagsPastTheEighthAreListedWithoutASuggestion) {
+  // Ten misspellings of --num-layers: each is an error; the first eight name the flag it is near.
+  std::string script = "torchrun --nproc_per_node 8 pretrain_gpt.py";
+  for (int i = 0; i < 10; ++i) script += " --num-layerz" + std::to_string(i) + " 4";
+  const LaunchConfig c = read_launch_config("train.sh", script + "\n");
+  int unknown = 0, suggested = 0;
+  for (const std::string& e : c.errors) {
+    if (e.find("is not an argument of pretrain_gpt.py") == std::string::npos) continue;
+    ++unknown;
+    if (e.find("did you mean --num-layers") != std::string::npos) ++suggested;
+  }
+  EXPECT_EQ(unknown, 10) << ::testing::PrintToString(c.errors);
+  EXPECT_EQ(suggested, 8) << ::testing::PrintToString(c.errors);
+}
+
 TEST(MegatronExamples, MixtralNeedsThirtyTwoGpusForItsExpertGrid) {
   const LaunchConfig c = read_example("megatron/train_mixtral_8x7b_distributed.sh");
   EXPECT_TRUE(c.errors.empty()) << ::testing::PrintToString(c.errors);

@@ -46,6 +46,10 @@ std::size_t take_value(const std::vector<std::pair<std::string, int>>& words, st
 }  // namespace
 
 MegatronArgs::MegatronArgs(const std::vector<std::pair<std::string, int>>& words, LaunchConfig& out) {
+  // Each suggestion compares the name with 1,500 flags; past a few unknown flags the script is not a Megatron-LM
+  // one, and the rest are listed without one.
+  constexpr int kSuggestedFlags = 8;
+  int suggested = 0;
   for (std::size_t i = 0; i < words.size(); ++i) {
     const auto& [word, line] = words[i];
     if (!is_flag(word)) {
@@ -56,7 +60,7 @@ MegatronArgs::MegatronArgs(const std::vector<std::pair<std::string, int>>& words
     const std::string name = word.substr(0, equals);
     const MegatronFlag* flag = megatron_flag(name);
     if (flag == nullptr) {
-      const std::string hint = did_you_mean(name, megatron_flag_names());
+      const std::string hint = suggested++ < kSuggestedFlags ? did_you_mean(name, megatron_flag_names()) : "";
       out.errors.push_back(fmt::format("line {}: {} is not an argument of pretrain_gpt.py{}; argparse stops with "
                                        "\"unrecognized arguments\" (prefixes are not accepted)",
                                        line, name, hint.empty() ? "" : " (" + hint + ")"));
