@@ -107,6 +107,22 @@ TEST(LaunchBadFiles, TomlFloatsPastAnIntegerAreNeverCast) {
   EXPECT_TRUE(one_error_line(float_batch)) << float_batch.err;
 }
 
+TEST(LaunchBadFiles, DeepSpeedCountsMustBeWholeNumbers) {
+  // A micro-batch of 1.5 was ignored, and the batch arithmetic ran on the other two values.
+  const auto r = estimate_from("ds_config.json",
+                               "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": 1.5, "
+                               "\"gradient_accumulation_steps\": 1}",
+                               "--model llama-3.1-8b");
+  EXPECT_TRUE(one_error_line(r)) << r.status << " " << r.err;
+  EXPECT_NE(r.err.find("train_micro_batch_size_per_gpu is 1.5"), std::string::npos) << r.err;
+  // "auto" leaves a count to DeepSpeed, and a whole number written as text or as 8.0 is one.
+  const auto fine = estimate_from("ds_config.json",
+                                  "{\"train_batch_size\": \"auto\", \"train_micro_batch_size_per_gpu\": \"8\", "
+                                  "\"gradient_accumulation_steps\": 1.0}",
+                                  "--model llama-3.1-8b");
+  EXPECT_EQ(fine.status, 0) << fine.err;
+}
+
 TEST(LaunchBadFiles, BinaryContentIsRefused) {
   const auto r = estimate_from("train.sh", std::string("torchrun\0\x01\x02", 11));
   EXPECT_EQ(r.status, 2) << r.err;

@@ -93,6 +93,18 @@ void check_keys(const json& config, LaunchConfig& out) {
   }
 }
 
+// The counts gpuplan reads: one that is not a whole number (1.5, true, "eight") is an error, not a silent default.
+void check_counts(const json& config, LaunchConfig& out) {
+  static constexpr std::string_view kCounts[] = {
+      "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization.stage",
+      "tensor_parallel.autotp_size", "pipeline.stages", "pipeline.activation_checkpoint_interval",
+      "expert_parallel.autoep_size", "expert_parallel.expert_tensor_parallel_size",
+      "activation_checkpointing.number_checkpoints", "sequence_parallel_size"};
+  for (const std::string_view key : kCounts)
+    if (const json* v = find(config, key); v != nullptr && !integer(config, key))
+      out.errors.push_back(fmt::format("{} is {}; it must be a whole number", key, v->dump()));
+}
+
 void read_batch(const json& config, LaunchConfig& out) {
   const auto total = integer(config, "train_batch_size");
   const auto micro = integer(config, "train_micro_batch_size_per_gpu");
@@ -212,6 +224,7 @@ LaunchConfig read_deepspeed_config(std::string_view path, std::string_view text)
   out.format = "DeepSpeed ds_config.json";
   out.training["framework"] = "deepspeed";
   check_keys(config, out);
+  check_counts(config, out);
   read_batch(config, out);
   read_zero(config, out);
   read_precision(config, out);
