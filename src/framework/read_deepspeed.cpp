@@ -50,13 +50,17 @@ const json* find(const json& config, std::string_view dotted) {
   return node;
 }
 
+// A whole number as JSON may write it: 8, 8.0 or "8".
+std::optional<std::int64_t> whole_value(const json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) return whole_number(fmt::format("{}", v.get<double>()));
+  if (v.is_string()) return whole_number(v.get<std::string>());
+  return std::nullopt;
+}
+
 std::optional<std::int64_t> integer(const json& config, std::string_view dotted) {
   const json* v = find(config, dotted);
-  if (v == nullptr) return std::nullopt;
-  if (v->is_number_integer()) return v->get<std::int64_t>();
-  if (v->is_number_float()) return whole_number(fmt::format("{}", v->get<double>()));
-  if (v->is_string()) return whole_number(v->get<std::string>());
-  return std::nullopt;
+  return v == nullptr ? std::nullopt : whole_value(*v);
 }
 
 bool enabled(const json& config, std::string_view section) {
@@ -101,7 +105,7 @@ void check_counts(const json& config, LaunchConfig& out) {
       "expert_parallel.autoep_size", "expert_parallel.expert_tensor_parallel_size",
       "activation_checkpointing.number_checkpoints", "sequence_parallel_size"};
   for (const std::string_view key : kCounts)
-    if (const json* v = find(config, key); v != nullptr && !integer(config, key))
+    if (const json* v = find(config, key); v != nullptr && !whole_value(*v))
       out.errors.push_back(fmt::format("{} is {}; it must be a whole number", key, v->dump()));
 }
 
