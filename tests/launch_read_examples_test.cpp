@@ -280,3 +280,28 @@ TEST(NemoExamples, AnOverrideListOnABuiltInRecipe) {
   EXPECT_EQ(get(c.training, "global_batch"), 1024);
   EXPECT_TRUE(mentions(c.not_understood, "some.unknown"));
 }
+
+TEST(NemoExamples, OverridesOfTheWrongTypeAreReportedNotReadAsDefaults) {
+  // Each of these was read silently before: a bad node count made the GPUs tp x pp x cp (2 here, not the 8 the recipe
+  // launches), and a boolean that is not True or False was read as False.
+  struct Case { const char* override_text; const char* reported; };
+  const Case cases[] = {
+      {"trainer.num_nodes=2.5", "trainer.num_nodes is not a node count"},
+      {"trainer.devices=eight", "trainer.devices is not a GPU count"},
+      {"trainer.strategy.sequence_parallel=maybe", "sequence_parallel is not a boolean"},
+      {"model.config.cross_entropy_loss_fusion=yes", "cross_entropy_loss_fusion is not a boolean"},
+      {"trainer.strategy.ddp.overlap_grad_reduce=2", "overlap_grad_reduce is not a boolean"},
+      {"trainer.strategy.ddp.data_parallel_sharding_strategy=optim_all", "accepted: no_shard, optim, optim_grads"},
+      {"model.config.moe_expert_capacity_factor=abc", "moe_expert_capacity_factor is not a number"},
+  };
+  for (const Case& c : cases) {
+    const LaunchConfig config = read_launch_config(
+        "launch.txt", std::string("nemo llm pretrain --factory llama3_8b ") + c.override_text + "\n");
+    EXPECT_TRUE(mentions(config.issues, c.reported)) << c.override_text << ": " << ::testing::PrintToString(config.issues);
+  }
+  // The spellings the override parser does turn into booleans still read.
+  const LaunchConfig lower = read_launch_config(
+      "launch.txt", "nemo llm pretrain --factory llama3_8b trainer.strategy.sequence_parallel=true\n");
+  EXPECT_TRUE(lower.issues.empty()) << ::testing::PrintToString(lower.issues);
+  EXPECT_TRUE(lower.layout.at("sequence_parallel").get<bool>());
+}

@@ -21,7 +21,14 @@ const NemoValue* find(const NemoValues& values, const std::string& key) {
 
 std::string note(const NemoValue& v, const std::string& key) { return v.from + ": " + key + "=" + v.value; }
 
-bool truthy(const std::string& value) { return value == "True" || value == "true" || value == "1"; }
+// A boolean attribute: Python's True / False, or the spellings the override parser turns into them. Anything else is
+// reported (Python would take a non-empty string as true), never read as false.
+std::optional<bool> boolean(LaunchConfig& out, const NemoValue& v, const std::string& key) {
+  if (v.value == "True" || v.value == "true" || v.value == "1") return true;
+  if (v.value == "False" || v.value == "false" || v.value == "0") return false;
+  out.issues.push_back(fmt::format("{}: {} is not a boolean (True or False)", note(v, key), key));
+  return std::nullopt;
+}
 
 std::string unquoted(std::string value) {
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
@@ -69,7 +76,8 @@ void read_layout(const NemoValues& values, LaunchConfig& out) {
     take(out, out.layout, "pp_schedule", "interleaved", note(*v, s + "virtual_pipeline_model_parallel_size"));
   }
   if (const NemoValue* v = find(values, s + "sequence_parallel"))
-    take(out, out.layout, "sequence_parallel", truthy(v->value), note(*v, s + "sequence_parallel"));
+    if (const auto on = boolean(out, *v, s + "sequence_parallel"))
+      take(out, out.layout, "sequence_parallel", *on, note(*v, s + "sequence_parallel"));
   const std::int64_t pp = out.layout.value("pp", std::int64_t{1});
   if (pp > 1 && find(values, s + "pipeline_dtype") == nullptr && find(values, "trainer.plugins.pipeline_dtype") == nullptr)
     out.issues.push_back("pipeline_model_parallel_size > 1 needs pipeline_dtype (nemo/collections/llm/api.py:1369-1381)");
@@ -78,21 +86,27 @@ void read_layout(const NemoValues& values, LaunchConfig& out) {
 void read_states(const NemoValues& values, LaunchConfig& out) {
   const NemoValue* distributed = find(values, "optim.config.use_distributed_optimizer");
   if (distributed == nullptr) distributed = find(values, "trainer.strategy.ddp.use_distributed_optimizer");
-  std::int64_t zero = distributed != nullptr && truthy(distributed->value) ? 1 : 0;
+  std::int64_t zero = distributed != nullptr && boolean(out, *distributed, "use_distributed_optimizer").value_or(false);
   if (const NemoValue* v = find(values, "trainer.strategy.ddp.data_parallel_sharding_strategy")) {
     const std::string strategy = unquoted(v->value);
-    zero = strategy == "optim_grads_params" ? 3 : strategy == "optim_grads" ? 2 : strategy == "optim" ? 1 : zero;
+    if (strategy == "optim_grads_params" || strategy == "optim_grads" || strategy == "optim" || strategy == "no_shard")
+      zero = strategy == "optim_grads_params" ? 3 : strategy == "optim_grads" ? 2 : strategy == "optim" ? 1 : zero;
+    else
+      out.issues.push_back(note(*v, "data_parallel_sharding_strategy") +
+                           ": accepted: no_shard, optim, optim_grads, optim_grads_params");
   }
   take(out, out.layout, "zero", zero, distributed != nullptr ? note(*distributed, "use_distributed_optimizer")
                                                              : std::string("no distributed optimizer"));
-  if (const NemoValue* v = find(values, "optim.config.optimizer_cpu_offload"); v != nullptr && truthy(v->value)) {
+  if (const NemoValue* v = find(values, "optim.config.optimizer_cpu_offload");
+      v != nullptr && boolean(out, *v, "optim.config.optimizer_cpu_offload").value_or(false)) {
     take(out, out.layout, "offload", "optimizer", note(*v, "optim.config.optimizer_cpu_offload"));
     take(out, out.layout, "offload_target", "cpu", note(*v, "optim.config.optimizer_cpu_offload"));
   }
-  if (const NemoValue* v = find(values, "trainer.strategy.ddp.overlap_grad_reduce"); v != nullptr && !truthy(v->value))
+  if (const NemoValue* v = find(values, "trainer.strategy.ddp.overlap_grad_reduce");
+      v != nullptr && !boolean(out, *v, "trainer.strategy.ddp.overlap_grad_reduce").value_or(true))
     take(out, out.timing, "no_dp_overlap", true, note(*v, "trainer.strategy.ddp.overlap_grad_reduce"));
   if (const NemoValue* v = find(values, "trainer.callbacks[MegatronCommOverlapCallback].tp_comm_overlap"))
-    take(out, out.timing, "tp_overlap", truthy(v->value), note(*v, "tp_comm_overlap"));
+    if (const auto on = boolean(out, *v, "tp_comm_overlap")) take(out, out.timing, "tp_overlap", *on, note(*v, "tp_comm_overlap"));
   if (const NemoValue* v = find(values, "model.config.attention_backend")) {
     const std::string backend = unquoted(v->value);
     take(out, out.layout, "attention", backend == "unfused" || backend == "local" ? "eager" : "flash",
@@ -103,8 +117,11 @@ void read_states(const NemoValues& values, LaunchConfig& out) {
     if (name == "adam" || name == "sgd") take(out, out.training, "optimizer", name, note(*v, "optim.config.optimizer"));
     else out.not_understood.push_back(note(*v, "optim.config.optimizer") + " (gpuplan models Adam and SGD states)");
   }
-  if (const NemoValue* v = find(values, "model.config.moe_expert_capacity_factor"))
-    take(out, out.training, "moe_capacity_factor", nlohmann::json::parse(v->value, nullptr, false), note(*v, "moe_expert_capacity_factor"));
+  if (const NemoValue* v = find(values, "model.config.moe_expert_capacity_factor")) {
+    const auto factor = nlohmann::json::parse(v->value, nullptr, false);
+    if (factor.is_number()) take(out, out.training, "moe_capacity_factor", factor, note(*v, "moe_expert_capacity_factor"));
+    else out.issues.push_back(note(*v, "moe_expert_capacity_factor") + ": moe_expert_capacity_factor is not a number");
+  }
 }
 
 void read_recompute(const NemoValues& values, LaunchConfig& out) {
@@ -131,12 +148,12 @@ void read_training(const NemoValues& values, LaunchConfig& out) {
     take(out, out.training, "precision", mapped, note(*precision, "trainer.plugins.precision"));
   const NemoValue* reduce = find(values, "trainer.strategy.ddp.grad_reduce_in_fp32");
   if (reduce == nullptr) reduce = find(values, "trainer.plugins.grad_reduce_in_fp32");
-  if (reduce != nullptr)
-    take(out, out.training, "grad_dtype", truthy(reduce->value) ? "fp32" : mapped == "fp32" ? "fp32" : mapped == "fp16" ? "fp16" : "bf16",
+  if (const auto fp32 = reduce != nullptr ? boolean(out, *reduce, "grad_reduce_in_fp32") : std::nullopt)
+    take(out, out.training, "grad_dtype", *fp32 ? "fp32" : mapped == "fp32" ? "fp32" : mapped == "fp16" ? "fp16" : "bf16",
          note(*reduce, "grad_reduce_in_fp32"));
   // GPTConfig turns on Megatron's fused cross-entropy (native implementation) unless the recipe says otherwise.
   const NemoValue* fusion = find(values, "model.config.cross_entropy_loss_fusion");
-  const bool fused = fusion == nullptr || truthy(fusion->value);
+  const bool fused = fusion == nullptr || boolean(out, *fusion, "model.config.cross_entropy_loss_fusion").value_or(true);
   take(out, out.training, "loss", fused ? "fused-native" : "unfused",
        fusion != nullptr ? note(*fusion, "model.config.cross_entropy_loss_fusion")
                          : std::string("GPTConfig.cross_entropy_loss_fusion default True"));
@@ -147,7 +164,14 @@ void read_cluster(const NemoValues& values, LaunchConfig& out) {
   const NemoValue* devices = find(values, "trainer.devices");
   const auto node_count = nodes != nullptr ? whole_number(nodes->value) : std::optional<std::int64_t>{1};
   const auto per_node = devices != nullptr ? whole_number(devices->value) : std::nullopt;
-  if (!node_count || !per_node || !sane_count(*node_count, 1'000'000) || !sane_count(*per_node, 1'000'000)) return;
+  const bool nodes_ok = node_count.has_value() && sane_count(node_count.value_or(0), 1'000'000);
+  const bool devices_ok = per_node.has_value() && sane_count(per_node.value_or(0), 1'000'000);
+  // A count that is there but not a count is reported; the GPUs are then not taken from the file at all.
+  if (nodes != nullptr && !nodes_ok)
+    out.issues.push_back(note(*nodes, "trainer.num_nodes") + ": trainer.num_nodes is not a node count");
+  if (devices != nullptr && !devices_ok)
+    out.issues.push_back(note(*devices, "trainer.devices") + ": trainer.devices is not a GPU count");
+  if (!nodes_ok || !devices_ok) return;
   out.nodes = *node_count;
   out.gpus = *node_count * *per_node;
   out.understood.push_back(fmt::format("trainer.num_nodes {} x trainer.devices {} -> gpus {}", *node_count, *per_node, *out.gpus));
