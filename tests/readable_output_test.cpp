@@ -153,8 +153,8 @@ TEST(MemorySuggestions, TheClosestComeFirstWhenNoneFits) {
 TEST(MemorySuggestions, ContextParallelismPaysForItsKeyValueExchange) {
   // Llama-3.1-8B: 8 KV heads x (128 + 128) channels x 2 bytes = 4,096 bytes per token; the ring passes a rank's
   // chunk once in forward and twice (keys/values and their gradients) in backward, in each of its 32 layers. At
-  // cp 2 a rank holds half the sequence, so going from 2,048 to 131,072 tokens adds
-  // 3 x 32 x 4,096 x (65,536 - 1,024) = 25,367,150,592 bytes; the gradient volume does not change.
+  // cp 2 a rank holds half the sequence, so going from 4,096 to 131,072 tokens adds
+  // 3 x 32 x 4,096 x (65,536 - 2,048) = 24,964,497,408 bytes; the gradient volume does not change.
   auto cp_cost = [](std::int64_t seq) {
     const auto j = memory_json("--model llama-3.1-8b --seq-len " + std::to_string(seq));
     for (const auto& s : j.at("suggestions"))
@@ -162,7 +162,7 @@ TEST(MemorySuggestions, ContextParallelismPaysForItsKeyValueExchange) {
     ADD_FAILURE() << "no --cp 2 suggestion at sequence " << seq;
     return 0.0;
   };
-  EXPECT_NEAR(cp_cost(131072) - cp_cost(2048), 25'367'150'592.0, 1.0);
+  EXPECT_NEAR(cp_cost(131072) - cp_cost(4096), 24'964'497'408.0, 1.0);
 }
 
 TEST(ReadableOutput, SizeNounsAgreeWithTheirNumbers) {

@@ -39,6 +39,11 @@ def error(estimate, measured):
     return (estimate - measured) / measured
 
 
+def replayed(stage):
+    """Whether gpuplan replayed the caching allocator for this stage, or kept allocator_reserve_factor."""
+    return any(t['name'].endswith(', replayed') for t in stage.get('terms', []))
+
+
 def memory_rows(gpuplan, runs):
     rows = []
     for run in runs:
@@ -49,7 +54,7 @@ def memory_rows(gpuplan, runs):
             est = result['stages'][int(stage)]
             rows.append({'case': run['case'], 'stage': int(stage), 'alloc': measured['max_allocated'],
                          'reserved': measured['max_reserved'], 'est_alloc': est['allocated_peak'] / MIB,
-                         'est_reserved': est['reserved_peak'] / MIB})
+                         'est_reserved': est['reserved_peak'] / MIB, 'replayed': replayed(est)})
     return rows
 
 
@@ -57,12 +62,15 @@ def memory_section(gpuplan, runs):
     rows = memory_rows(gpuplan, runs)
     lines = ['', '## Further runs: the 405B shape, MoE and context parallelism', '',
              'Data: `validation/data/b200-simumax-further-runs.json`. Measured MiB, the largest over the stage\'s ranks.',
-             '', '| run | stage | measured allocated | gpuplan | error | measured reserved | gpuplan | error |',
-             '|---|---|---|---|---|---|---|---|']
+             'Reserve: `replayed` where gpuplan replays the caching allocator (dense layers without context '
+             'parallelism), `factor` where it keeps allocator_reserve_factor.',
+             '', '| run | stage | measured allocated | gpuplan | error | measured reserved | gpuplan | error | reserve |',
+             '|---|---|---|---|---|---|---|---|---|']
     for r in rows:
         lines.append(f"| {r['case']} | {r['stage']} | {r['alloc']:.1f} | {r['est_alloc']:.1f} | "
                      f"{100 * error(r['est_alloc'], r['alloc']):+.2f} % | {r['reserved']:.0f} | {r['est_reserved']:.0f} | "
-                     f"{100 * error(r['est_reserved'], r['reserved']):+.2f} % |")
+                     f"{100 * error(r['est_reserved'], r['reserved']):+.2f} % | "
+                     f"{'replayed' if r['replayed'] else 'factor'} |")
     for name, key, measured in (('allocated', 'est_alloc', 'alloc'), ('reserved', 'est_reserved', 'reserved')):
         errors = [error(r[key], r[measured]) for r in rows]
         lines.append(f'\n{name}: max abs error {100 * max(abs(e) for e in errors):.2f} %, MAPE '

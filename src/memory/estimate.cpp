@@ -9,7 +9,8 @@ MemoryReport estimate_memory(const MemoryInputs& in, bool explain) {
 
 MemoryReport estimate_memory(const MemoryInputs& in, const Layout& layout, bool explain) {
   const memory::MemoryJob job(in);
-  return memory::MemoryModel(job, layout).report(memory::variant_of(layout, in.training.micro_batch), explain);
+  // A report for people: the allocator's reserve replayed where it can be (the search keeps the factor).
+  return memory::MemoryModel(job, layout).report(memory::variant_of(layout, in.training.micro_batch), explain, true);
 }
 
 }  // namespace gpuplan

@@ -211,7 +211,7 @@ MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v
   return worst;
 }
 
-MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
+MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain, bool replay) const {
   const MemoryInputs& in = *job_->inputs;
   MemoryReport r;
   r.gpus = shape_.gpus;
@@ -228,8 +228,8 @@ MemoryReport MemoryModel::report(const MemoryVariant& v, bool explain) const {
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     StageMemory& st = r.stages[i];
     const Explanation recording{&st.terms, &ctx};
-    const StageBytes b =
-        explain ? stage_bytes<true>(i, acts, v, &recording) : stage_bytes<false>(i, acts, v, nullptr);
+    StageBytes b = explain ? stage_bytes<true>(i, acts, v, &recording) : stage_bytes<false>(i, acts, v, nullptr);
+    if (replay && replayable(v)) use_replayed_reserve(i, acts, v, b, st.terms);
     st.stage = static_cast<std::int64_t>(i);
     st.layers = stages_[i].layers;
     st.in_flight = b.in_flight;

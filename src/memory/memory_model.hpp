@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "memory/internal.hpp"
@@ -82,8 +83,10 @@ class MemoryModel {
   // The worst stage over the stages that can be the worst (the first of each run of stages holding the same
   // parameters: later ones hold fewer microbatches in flight, so never more memory).
   MemoryPeak peak(const ActivationTable& activations, const MemoryVariant& variant) const;
-  // Every stage; with `explain` each stage lists its terms with their sources.
-  MemoryReport report(const MemoryVariant& variant, bool explain) const;
+  // Every stage; with `explain` each stage lists its terms with their sources. With `replay` the caching
+  // allocator's reserve comes from a replay of the stage's allocations where the layout allows one (replayable);
+  // the search, which needs the worst stage of many layouts fast, keeps allocator_reserve_factor.
+  MemoryReport report(const MemoryVariant& variant, bool explain, bool replay = false) const;
   // The first stage's model states and the CUDA context alone: no variant's worst stage needs less.
   double states_lower_bound(int zero, Offload offload) const;
 
@@ -125,6 +128,13 @@ class MemoryModel {
   void add_phases(const ActivationTable& activations, const MemoryVariant& variant, std::vector<Term>* record,
                   StageBytes& out) const;
   double megatron_backward_transient(const ActivationTable& activations, const StageBytes& stage) const;
+  bool replayable(const MemoryVariant& variant) const;
+  // What PyTorch's caching allocator reserves beyond the allocated peak on this stage (reserve_replay.cpp).
+  // Empty where the replay would run too long (a budget per report); the factor stays then.
+  std::optional<double> replayed_reserve(std::size_t stage, const ActivationTable& activations,
+                                         const MemoryVariant& variant) const;
+  void use_replayed_reserve(std::size_t stage, const ActivationTable& activations, const MemoryVariant& variant,
+                            StageBytes& bytes, std::vector<Term>& terms) const;
   ActivationContext context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const;
   void add_microbatch_buffers(const ActivationContext& context, ActivationTable& table) const;
   void add_context_parallel_transients(const ActivationContext& context, double cp, ActivationTable& table) const;
