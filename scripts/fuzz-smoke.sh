@@ -35,6 +35,7 @@ seed hf_config_fuzz "$ROOT"/tests/data/hf-configs/*/config.json
 seed launch_config_fuzz "$ROOT"/tests/data/frameworks/*/*.{sh,json,toml,py}
 seed launch_script_fuzz "$ROOT"/tests/data/frameworks/megatron/*.sh
 seed measured_fuzz "$ROOT"/tests/data/nccl-tests/*/*.csv "$ROOT"/tests/data/nccl-tests/*.csv "$ROOT"/tests/data/runs/*
+seed user_json_fuzz "$ROOT"/data/hardware/*.json "$ROOT"/data/perf.json "$ROOT"/data/comm.json "$ROOT"/validation/data/*calibration.json
 for t in "${targets[@]}"; do seed "$t" "$ROOT"/fuzz/corpus/"$t"/*; done
 
 mkdir -p "$BUILD/artifacts"
