@@ -1,7 +1,7 @@
 // libFuzzer target: the JSON files a user gives to override gpuplan's constants. The same text goes to the hardware
 // catalog merge (--catalog), the compute-constant overlay (--perf), the communication overrides
-// (--comm-calibration) and the cluster file (--cluster). Whatever the bytes, each must end normally or with
-// InputError; a failed catalog merge must leave the catalog as it was.
+// (--comm-calibration) and a cluster description (--topology given a JSON object). Whatever the bytes, each must
+// end normally or with InputError; a failed catalog merge must leave the catalog as it was.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const gpuplan::InputError&) {
   }
   try {
-    (void)gpuplan::cluster_from_json(text, "fuzz/cluster.json");
+    (void)gpuplan::cluster_from_json(text, "fuzz/topology.json");
   } catch (const gpuplan::InputError&) {
   }
   return 0;

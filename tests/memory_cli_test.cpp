@@ -98,3 +98,19 @@ TEST(MemoryCli, HugeInputsComputeWithoutOverflow) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("per_gpu").at("weights").get<std::int64_t>(), 200000000);  // 2 bytes x 1e14 / 1e6
 }
+
+TEST(MemoryCli, AnAllocatorFactorGivenIsUsedInsteadOfTheReplay) {
+  // Llama-2-7B, tp 2 with SP: dense Megatron layers, so the reserve is replayed by default. --allocator-factor 1.1
+  // must then give reserved = 1.1 x allocated, exactly as asked.
+  auto reserve_of = [](const std::string& extra) {
+    const auto r = run_cli("memory --model llama-2-7b --gpus 8 --tp 2 --sequence-parallel --zero 1 --all-stages --json" + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto stage = nlohmann::json::parse(r.out).at("stages").at(0);
+    return std::make_pair(stage.at("reserved_peak").get<double>(), stage.at("allocated_peak").get<double>());
+  };
+  const auto [replayed, allocated] = reserve_of("");
+  const auto [factored, allocated_again] = reserve_of(" --allocator-factor 1.1");
+  EXPECT_EQ(allocated, allocated_again);
+  EXPECT_NEAR(factored, 1.1 * allocated, 1.0);
+  EXPECT_LT(replayed, factored);
+}

@@ -100,6 +100,7 @@ struct Overheads {
   bytes_t cuda_context_bytes = 0;       // per process: CUDA context, kernel images
   bytes_t nccl_per_communicator_bytes = 0;
   double allocator_reserve_factor = 1.0;  // reserved / allocated of the caching allocator
+  bool replay_allocator = true;         // replay the allocator where the layout allows; false: the factor everywhere
   bool enabled = true;                  // false: --no-overheads
   // DeepSpeed ZeRO-Infinity's pinned host buffers for NVMe offload (data/overheads.json, DeepSpeed's defaults).
   double nvme_param_buffer_count = 0;   // offload_param.buffer_count

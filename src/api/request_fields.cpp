@@ -222,7 +222,8 @@ void add_hardware(FieldList& f, HardwareOptions& h) {
   f.add(&h.nccl_per_comm, "nccl_per_comm", "hardware.nccl_per_comm", "NCCL buffers per communicator (default: 500MB)",
         kHardware, "SIZE");
   f.add(&h.allocator_factor, "allocator_factor", "hardware.allocator_factor",
-        "Caching-allocator reserved/allocated factor (default: 1.064)", kHardware, Bounds{.minimum = 1, .maximum = 3});
+        "Caching-allocator reserved/allocated factor, used for every layout (default: replayed where the layout "
+        "allows, else 1.064)", kHardware, Bounds{.minimum = 1, .maximum = 3});
   f.add(&h.memory_margin, "memory_margin", "hardware.memory_margin",
         "Fraction of GPU memory kept free, as plan keeps it (default 0.08; see docs/plan.md)", kHardware, kFraction);
   f.add_negated(&h.overheads, "no_overheads", "hardware.overheads",

@@ -119,7 +119,10 @@ Overheads resolve_overheads(const HardwareOptions& h) {
   Overheads o = default_overheads();
   if (h.cuda_context) o.cuda_context_bytes = parse_size(*h.cuda_context, "hardware.cuda_context");
   if (h.nccl_per_comm) o.nccl_per_communicator_bytes = parse_size(*h.nccl_per_comm, "hardware.nccl_per_comm");
-  if (h.allocator_factor) o.allocator_reserve_factor = *h.allocator_factor;
+  if (h.allocator_factor) {
+    o.allocator_reserve_factor = *h.allocator_factor;
+    o.replay_allocator = false;   // a factor the user gives is the one used
+  }
   o.enabled = h.overheads;
   return o;
 }

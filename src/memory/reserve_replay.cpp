@@ -34,12 +34,12 @@ bool MemoryModel::replayable(const MemoryVariant& v) const {
   return m != nullptr && !m->is_moe() && shape_.impl == Impl::megatron && shape_.cp == 1 && shape_.vpp == 1 &&
          shape_.attention == Attention::flash && v.recompute == Recompute::none && v.offload == Offload::none &&
          v.zero <= 1 && half && in.training.master_weights && moments_of(in.training.optimizer).has_value() &&
-         in.overheads.enabled;
+         in.overheads.enabled && in.overheads.replay_allocator;
 }
 
 // Layer forwards and backwards a whole report may replay (layers x microbatches x ranks over every stage, about
-// 1 ms each 100): a stage over its share replays fewer ranks, and one that cannot fit a single rank keeps the factor.
-constexpr double kReplayBudget = 40'000;
+// 2 ms each 100): a stage over its share replays fewer ranks, and one that cannot fit a single rank keeps the factor.
+constexpr double kReplayBudget = 20'000;
 
 std::optional<double> MemoryModel::replayed_reserve(std::size_t stage, const ActivationTable& acts,
                                                     const MemoryVariant& v) const {
