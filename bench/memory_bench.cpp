@@ -50,6 +50,15 @@ void BM_EstimateMemory(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateMemory);
 
+// The same without recomputation, so that the caching allocator's reserve is replayed (docs/memory.md): each of the
+// 4 stages for both data-parallel ranks (tp 8 x pp 4 x dp 2).
+void BM_EstimateMemoryReplayed(benchmark::State& state) {
+  gpuplan::MemoryInputs in = llama70b_on_64();
+  in.layout.recompute = gpuplan::Recompute::none;
+  for (auto _ : state) benchmark::DoNotOptimize(gpuplan::estimate_memory(in));
+}
+BENCHMARK(BM_EstimateMemoryReplayed)->Unit(benchmark::kMillisecond);
+
 // Everything `gpuplan memory --json` does after parsing its options, in process: the request resolved (model from
 // the catalog), the estimate, the fixes when it does not fit, and the JSON.
 void BM_MemoryRunInProcess(benchmark::State& state) {
