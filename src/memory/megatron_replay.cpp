@@ -90,11 +90,12 @@ class StageReplay {
   Handle row_parallel_backward(double input_bytes, int weight);
   Handle column_parallel_backward(int weight);
   Handle head_backward(Microbatch& mb);
-  void weight_gradient(int weight, double bytes);
+  void weight_gradient(int weight);
 
   ReplayShape s_;
   std::vector<Param> params_;
   std::vector<double> shard_;
+  std::vector<std::size_t> optimizer_order_;   // the parameters this rank's optimizer holds, in its group order
   CachingAllocator allocator_;
   bool sp_ = false, first_ = false, last_ = false;
   double whole_ = 0, local_ = 0, stats_ = 0, qkv_ = 0, attention_ = 0, logsumexp_ = 0, up_ = 0, act_ = 0;
@@ -122,6 +123,9 @@ StageReplay::StageReplay(const ReplayShape& shape, std::int64_t rank)
   up_ = (s_.gated_mlp ? 2 : 1) * act_;
   vocab_weight_ = static_cast<double>(s_.vocab) / tp * h * 2;
   weights_ = {qkv_ / tokens * h, attention_ / tokens * h, up_ / tokens * h, act_ / tokens * h};
+  for (bool decay : {true, false})   // Megatron's parameter groups: weights with decay first, then the norms
+    for (std::size_t k = 0; k < params_.size(); ++k)
+      if (params_[k].decay == decay && shard_[k] > 0) optimizer_order_.push_back(k);
   microbatches_.resize(static_cast<std::size_t>(replayed_microbatches(s_)));
   for (Microbatch& mb : microbatches_) mb.layers.resize(static_cast<std::size_t>(s_.layers));
 }
@@ -140,30 +144,26 @@ void StageReplay::start_up() {
     created.push_back(take(2 * p.elements));
     total += p.elements;
   }
-  const bool distributed = s_.shard_ranks > 1 || s_.distributed_optimizer;
-  if (distributed) take(2 * total);   // the contiguous parameter buffer; the weights become views of it
-  take(s_.grad_bytes * total);        // the contiguous gradient buffer (main_grad)
-  if (distributed)
+  if (s_.distributed_optimizer) take(2 * total);   // the contiguous parameter buffer; weights become its views
+  take(s_.grad_bytes * total);                     // the contiguous gradient buffer (main_grad)
+  if (s_.distributed_optimizer)
     for (Handle h : created) drop(h);
-  for (bool decay : {true, false})
-    for (std::size_t k = 0; k < params_.size(); ++k)
-      if (params_[k].decay == decay && shard_[k] > 0) take(4 * shard_[k]);   // fp32 main parameters
+  for (std::size_t k : optimizer_order_) take(4 * shard_[k]);   // fp32 main parameters
 }
 
 void StageReplay::first_optimizer_step() {
-  for (bool decay : {true, false})
-    for (std::size_t k = 0; k < params_.size(); ++k)
-      if (params_[k].decay == decay && shard_[k] > 0)
-        for (std::int64_t moment = 0; moment < s_.optimizer_moments; ++moment) take(4 * shard_[k]);
+  for (std::size_t k : optimizer_order_)
+    for (std::int64_t moment = 0; moment < s_.optimizer_moments; ++moment) take(4 * shard_[k]);
 }
 
-void StageReplay::weight_gradient(int weight, double bytes) {
-  if (s_.persistent_wgrad_buffers) {
-    if (!wgrad_buffer_[static_cast<std::size_t>(weight)]) take(bytes);
-    wgrad_buffer_[static_cast<std::size_t>(weight)] = true;
-    return;
+void StageReplay::weight_gradient(int weight) {
+  const auto w = static_cast<std::size_t>(weight);
+  if (!s_.persistent_wgrad_buffers) {
+    drop(take(weights_[w]));
+  } else if (!wgrad_buffer_[w]) {
+    take(weights_[w]);
+    wgrad_buffer_[w] = true;
   }
-  drop(take(bytes));
 }
 
 // A norm and the column-parallel Linear after it: the norm's output and statistics kept, its output gathered over
@@ -229,7 +229,7 @@ Handle StageReplay::head_backward(Microbatch& mb) {
 Handle StageReplay::row_parallel_backward(double input_bytes, int weight) {
   const Handle gathered = sp_ ? take(whole_) : 0;
   const Handle input_grad = take(input_bytes);
-  weight_gradient(weight, weights_[static_cast<std::size_t>(weight)]);
+  weight_gradient(weight);
   if (sp_) drop(gathered);
   return input_grad;
 }
@@ -239,7 +239,7 @@ Handle StageReplay::row_parallel_backward(double input_bytes, int weight) {
 Handle StageReplay::column_parallel_backward(int weight) {
   const Handle input_grad = take(whole_);
   const Handle regathered = sp_ ? take(whole_) : 0;
-  weight_gradient(weight, weights_[static_cast<std::size_t>(weight)]);
+  weight_gradient(weight);
   if (sp_) drop(regathered);
   return reduce_scatter(input_grad);
 }
