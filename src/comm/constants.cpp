@@ -161,6 +161,7 @@ void decode_channels_and_p2p(const Entries& entries, CommConstants& constants) {
     constants.p2p_pcie_us = number(member(latency, "pcie", field), field + ".pcie");
     constants.p2p_net_us = number(member(latency, "net", field), field + ".net");
   }
+  constants.net_efficiency = number(entries.value("net_efficiency"), entries.field("net_efficiency"), 0.01, 1);
   constants.pcie_fallback_GBps =
       number(entries.value("pcie_fallback_GBps"), entries.field("pcie_fallback_GBps"), 0.01);
 }

@@ -75,6 +75,7 @@ struct CommConstants {
   double nvls_measured_fraction = 1.0;             // measured NVLS busbw over NCCL's model figure
   double p2p_base_us = 8.4, p2p_nvlink_us = 3.4, p2p_pcie_us = 5.7, p2p_net_us = 14.0;
   double pcie_fallback_GBps = 24;
+  double net_efficiency = 1.0;                     // fraction of a NIC's line rate NCCL moves
   // Measured collectives inside one NVLink node, per GPU name and collective (by Collective's order; zeros: not
   // measured): bus bandwidth and latency per ring step, applied as an intra-node calibration.
   std::map<std::string, std::array<TierCalibration, 6>, std::less<>> measured_intra_node;

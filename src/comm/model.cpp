@@ -125,11 +125,12 @@ void set_intra_node_links(const Fabric& fabric, Setup& setup) {
 }
 
 // Each rank's share of its node's NICs: the node's scale-out bandwidth over the ranks of all concurrent groups
-// there, at most one NIC.
+// there, at most one NIC. A NIC moves net_efficiency of its line rate (headers and NCCL's chunking take the rest).
 void set_nic_shares(const Fabric& fabric, Setup& setup) {
   const int gpus_per_node = std::max(fabric.gpus_per_node, 1);
-  const double node_GBps = fabric.nic_per_gpu_GBps * gpus_per_node;
-  const double one_nic_GBps = fabric.nics_per_node > 0 ? node_GBps / fabric.nics_per_node : fabric.nic_per_gpu_GBps;
+  const double per_gpu_GBps = fabric.nic_per_gpu_GBps * setup.constants->net_efficiency;
+  const double node_GBps = per_gpu_GBps * gpus_per_node;
+  const double one_nic_GBps = fabric.nics_per_node > 0 ? node_GBps / fabric.nics_per_node : per_gpu_GBps;
   setup.nic_share_per_rank_GBps =
       std::min(one_nic_GBps, node_GBps / static_cast<double>(setup.concurrent_groups * setup.ranks_per_node));
   setup.nic_share_per_rank_packed_GBps = std::min(one_nic_GBps, node_GBps / static_cast<double>(gpus_per_node));
