@@ -527,11 +527,13 @@ std::string bottleneck(const Fabric& fabric, const Setup& setup, const Candidate
                                                                : "bandwidth-bound (transfer time > fixed cost)";
   std::string where;
   if (setup.nodes > 1)
-    where = fmt::format("{} nodes x {} ranks, {:.1f} GB/s NIC share per rank{}", setup.nodes, setup.ranks_per_node,
-                        setup.nic_share_per_rank_GBps,
+    where = fmt::format("{} nodes x {} ranks, {:.1f} GB/s NIC share per rank ({}each NIC moving {:.2f} of its line "
+                        "rate, net_efficiency)",
+                        setup.nodes, setup.ranks_per_node, setup.nic_share_per_rank_GBps,
                         setup.concurrent_groups > 1
-                            ? fmt::format(" ({} groups share each node's NICs)", setup.concurrent_groups)
-                            : "");
+                            ? fmt::format("{} groups share each node's NICs, ", setup.concurrent_groups)
+                            : "",
+                        setup.constants->net_efficiency);
   else
     where = fmt::format("one node, {} ({:.1f} GB/s per GPU as {} rates it)",
                         setup.intra_node_nvlink ? fmt::format("{} domain", scaleup_name(fabric)) : "PCIe",
