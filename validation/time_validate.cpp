@@ -332,6 +332,13 @@ int main(int argc, char** argv) {
     EstimateInputs in = published_run(catalog, model_from_catalog(d.model), "dgx-h100", d.seq, d.mbs, d.gbs, d.gpus,
                                       d.tp, d.pp, d.cp, d.vpp);
     in.memory.training.precision = Precision::bf16;
+    // Gradients reduced in bf16: the GPT-3 recipe yaml sets optim.grad_sync_dtype: bf16 (nemo_megatron/
+    // gpt3_175b_hydra.yaml), and the Llama runs' NeMo performance recipes set grad_reduce_in_fp32 = False (shared/
+    // data/frameworks/examples/nemo/llama3_{8b,70b}.py, pretrain_performance_optimizations). With fp32 gradients
+    // the 8B run on 8 GPUs and the 405B runs would not fit in 80 GB.
+    in.memory.training.grad_dtype = DType::bf16;
+    // GPT-3's yaml keeps hidden and attention dropout at 0.1; the Llama models have none.
+    if (d.model == "gpt3-175b") in.memory.training.dropout = 0.1;
     in.memory.layout.sequence_parallel = d.tp > 1;
     in.memory.layout.zero = 1;  // distributed optimizer
     // Unknown settings (empty fields) take NeMo's launcher defaults: no recomputation, TP overlap on.
@@ -421,7 +428,9 @@ int main(int argc, char** argv) {
                       100 * (k.pred_uncal - k.seconds) / k.seconds, k.pred_cal, 100 * (k.pred_cal - k.seconds) / k.seconds);
   md += "\n## NVIDIA DGX Cloud Benchmarking recipes (H100 SXM 80GB, BF16, NeMo), step time in seconds\n\n";
   md += "Held out, never fitted (the calibration is A100-only). Source and recipe settings: validation/data/dgxc-h100-bf16.csv. "
-        "All runs: sequence parallelism with TP, distributed optimizer, flash attention, overlapped gradient reduction. "
+        "All runs: sequence parallelism with TP, distributed optimizer, flash attention, overlapped gradient reduction in "
+        "bf16 (GPT-3's yaml: grad_sync_dtype bf16; NeMo's Llama performance recipes: grad_reduce_in_fp32 False); GPT-3 "
+        "with its yaml's dropout 0.1. "
         "Recompute and TP overlap marked (assumed) are not published for the Llama 3.1 runs; NeMo's launcher defaults are "
         "used (none, on). The memory column is gpuplan's worst-stage estimate against the usable memory.\n\n";
   md += "| model | release | GPUs | seq | global batch | tp | pp | cp | vpp | recompute | TP overlap | measured | predicted | error | memory (GB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
