@@ -40,6 +40,22 @@ TEST(MfuConvention, CausalAttentionHalvesTheScoreAndContextFlops) {
   EXPECT_LT(r.throughput.mfu_causal, 0.75 * r.throughput.mfu);
 }
 
+TEST(MfuConvention, TheRecomputedForwardIsCountedCausallyToo) {
+  // Selective recomputation runs the attention core's forward once more: the hardware count adds its score and
+  // context FLOPs (4 x s x 4096 x 32 per token), of which a causal kernel does half. So the causal HFU is below the
+  // HFU by 1.5 (training) + 0.5 (recompute) attention forwards, and the HFU above the MFU by one.
+  api::EstimateRequest req = llama_8b_long_context();
+  req.layout.recompute = "selective";
+  const api::EstimateResult r = api::run(req);
+  const double attention_forward = 4 * 131072.0 * 4096 * 32;
+  const double per_token_to_fraction = r.throughput.tokens_per_s / 16 / (r.throughput.peak_tflops_per_gpu * 1e12);
+  EXPECT_NEAR(r.throughput.hfu - r.throughput.mfu, attention_forward * per_token_to_fraction, 1e-9);
+  EXPECT_NEAR(r.throughput.hfu - r.throughput.hfu_causal, 2.0 * attention_forward * per_token_to_fraction, 1e-9);
+  // Without recomputation the two causal counts agree.
+  const api::EstimateResult plain = api::run(llama_8b_long_context());
+  EXPECT_NEAR(plain.throughput.hfu_causal, plain.throughput.mfu_causal, 1e-12);
+}
+
 TEST(MfuConvention, ALongSequenceIsJudgedByWhatItsKernelsCompute) {
   // At 128k the full-attention count is above 60 %, the best published H100 run's, though its kernels do far
   // fewer FLOPs: the warning compares the causal counts (53.4 % published), so none is given.

@@ -139,6 +139,8 @@ TEST(Properties, EstimatesAreFiniteAndPositive) {
     // No step beats its FLOPs over the peak: the FLOPs it really runs, recomputation included (HFU).
     EXPECT_LE(e.throughput.hfu, 1.0) << r.model.name_or_path;
     EXPECT_TRUE(e.throughput.mfu_causal > 0 && e.throughput.mfu_causal <= e.throughput.mfu) << e.throughput.mfu_causal;
+    EXPECT_TRUE(e.throughput.mfu_causal <= e.throughput.hfu_causal && e.throughput.hfu_causal <= e.throughput.hfu)
+        << e.throughput.hfu_causal;
     EXPECT_GT(e.memory.per_gpu.total, 0);
     ++checked;
   }

@@ -119,6 +119,7 @@ struct StepEstimate {
   double mfu = 0;                        // model FLOPs utilization vs dense bf16/fp16 (or fp8) peak
   double mfu_causal = 0;                 // the same with causal attention's score and context FLOPs halved
   double hfu = 0;                        // hardware FLOPs (with recompute) utilization
+  double hfu_causal = 0;                 // the same with causal attention's score and context FLOPs halved
   double peak_tflops = 0;                // the peak MFU and HFU divide by
 };
 

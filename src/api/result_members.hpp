@@ -97,6 +97,7 @@ GPUPLAN_MEMBERS(ThroughputReport, member("tokens_per_s", &T::tokens_per_s),
                 member("hardware_tflops_per_gpu", &T::hardware_tflops_per_gpu), member("mfu", &T::mfu),
                 member("hfu", &T::hfu), member("peak_tflops_per_gpu", &T::peak_tflops_per_gpu),
                 member("flop_convention", &T::flop_convention), member("mfu_causal", &T::mfu_causal),
+                member("hfu_causal", &T::hfu_causal),
                 member("warnings", &T::warnings));
 GPUPLAN_MEMBERS(ClusterReport, member("origin", &T::origin), member("gpu", &T::gpu), member("nodes", &T::nodes),
                 member("gpus_per_node", &T::gpus_per_node), member("order", &T::order),

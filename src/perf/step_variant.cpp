@@ -231,15 +231,24 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
   // Hardware FLOPs add the recomputed forward: whole layers (full) or the attention core (selective).
   const double head_forward = 2 * static_cast<double>(m.vocab) * embedding_width_;
   double extra_per_token = 0;
-  if (variant.recompute == Recompute::full)
-    extra_per_token = (fpt.forward - head_forward) * totals.recomputed_layers / static_cast<double>(m.layers);
-  else if (variant.recompute == Recompute::selective)
+  double recomputed_attention = 0;   // of the attention score and context forwards, per token
+  if (variant.recompute == Recompute::full) {
+    const double recomputed_share = totals.recomputed_layers / static_cast<double>(m.layers);
+    extra_per_token = (fpt.forward - head_forward) * recomputed_share;
+    recomputed_attention = fpt.attention_forward * recomputed_share;
+  } else if (variant.recompute == Recompute::selective) {
     extra_per_token = fpt.attention_forward;
+    recomputed_attention = fpt.attention_forward;
+  }
   r.hardware_tflops_per_gpu = (fpt.training + extra_per_token) * tokens / step / gpus / 1e12;
   r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
-  // A causal mask needs half the s x s score and context products: what the kernels really compute.
-  r.mfu_causal = (fpt.training - 1.5 * fpt.attention_forward) * tokens / step / gpus / 1e12 / r.peak_tflops;
+  // A causal mask needs half the s x s score and context products: what the kernels really compute, in the
+  // training pass (forward and backward, 3 x the forward) and in the recomputed forward alike.
+  const double causal_saving = 1.5 * fpt.attention_forward;
+  r.mfu_causal = (fpt.training - causal_saving) * tokens / step / gpus / 1e12 / r.peak_tflops;
   r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
+  r.hfu_causal = (fpt.training + extra_per_token - causal_saving - 0.5 * recomputed_attention) * tokens / step /
+                 gpus / 1e12 / r.peak_tflops;
   return r;
 }
 

@@ -75,9 +75,9 @@ std::string to_text(const EstimateResult& r) {
                      tp.tokens_per_s_per_gpu, format_quantity(m.layout.microbatches, "microbatch", "microbatches"),
                      m.training.micro_batch);
   out += fmt::format("Model TFLOP/s per GPU: {:.1f}  MFU {:.1f}% ({:.1f}% counting causal attention's FLOPs)  "
-                     "HFU {:.1f}% ({:.1f} TFLOP/s with recompute)\n",
+                     "HFU {:.1f}% ({:.1f}% causal; {:.1f} TFLOP/s with recompute)\n",
                      tp.model_tflops_per_gpu, 100 * tp.mfu, 100 * tp.mfu_causal, 100 * tp.hfu,
-                     tp.hardware_tflops_per_gpu);
+                     100 * tp.hfu_causal, tp.hardware_tflops_per_gpu);
   for (const auto& w : tp.warnings) out += fmt::format("Warning: {}\n", w);
   out += fmt::format("Memory: {} per GPU of {} usable ({} with {:.0f}% kept free): {}\n",
                      format_bytes(static_cast<double>(m.per_gpu.total)), format_bytes(static_cast<double>(m.usable)),

@@ -179,6 +179,7 @@ struct ThroughputReport {
   double mfu = 0, hfu = 0, peak_tflops_per_gpu = 0;
   std::string flop_convention;
   double mfu_causal = 0;                       // causal attention's FLOPs halved (the FLOPs a causal kernel does)
+  double hfu_causal = 0;                       // the same for the hardware FLOPs (recompute counted)
   std::vector<std::string> warnings;           // an MFU above the best published for the GPU
 };
 struct ClusterReport {
