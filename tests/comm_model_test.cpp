@@ -204,6 +204,9 @@ TEST(CommModel, StridedGroupCrossesTheNetwork) {
   Fabric line_rate = f;
   apply_comm_overrides(line_rate, R"({"comm": {"constants": {"net_efficiency": 1.0}}})", "nics.json");
   EXPECT_NEAR(collective_cost(line_rate, Collective::allgather, S, {4, 1, 8}).busbw_GBps, 50.0, 50.0 * 0.02);
+  // A NIC cannot move more than its line rate.
+  EXPECT_THROW(apply_comm_overrides(line_rate, R"({"comm": {"constants": {"net_efficiency": 1.5}}})", "nics.json"),
+               InputError);
   // Packed in one node the same group is NVLink-bound, far faster.
   const auto local = collective_cost(fabric("dgx-h100", 1), Collective::allgather, S, packed(4, 8));
   EXPECT_GT(local.busbw_GBps, 4 * ag.busbw_GBps);

@@ -249,7 +249,9 @@ void add_cluster(FieldList& f, ClusterOptions& c, std::string_view topology_help
         kCluster, kNodes);
   f.add(&c.topology, "topology", "cluster.topology", topology_help, kCluster, "FILE");
   f.add(&c.nic_GBps, "nic_GBps", "cluster.nic_GBps",
-        "With a topology output: scale-out bandwidth per GPU, GB/s per direction", kCluster, kPositiveRate);
+        "With a topology output: scale-out line rate per GPU, GB/s per direction (NCCL moves net_efficiency of "
+        "it, data/comm.json)",
+        kCluster, kPositiveRate);
 }
 
 constexpr std::string_view kClusterTopology =
