@@ -227,7 +227,9 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
   const FlopsPerToken& fpt = job_->flops;
   r.tokens_per_s = tokens / step;
   r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
-  r.model_tflops_per_gpu = fpt.training * tokens / step / gpus / 1e12;
+  // FLOPs per token -> TFLOP/s per GPU over this step.
+  const auto tflops_per_gpu = [&](double flops_per_token) { return flops_per_token * tokens / step / gpus / 1e12; };
+  r.model_tflops_per_gpu = tflops_per_gpu(fpt.training);
   // Hardware FLOPs add the recomputed forward: whole layers (full) or the attention core (selective).
   const double head_forward = 2 * static_cast<double>(m.vocab) * embedding_width_;
   double extra_per_token = 0;
@@ -237,18 +239,17 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
     extra_per_token = (fpt.forward - head_forward) * recomputed_share;
     recomputed_attention = fpt.attention_forward * recomputed_share;
   } else if (variant.recompute == Recompute::selective) {
-    extra_per_token = fpt.attention_forward;
-    recomputed_attention = fpt.attention_forward;
+    extra_per_token = recomputed_attention = fpt.attention_forward;
   }
-  r.hardware_tflops_per_gpu = (fpt.training + extra_per_token) * tokens / step / gpus / 1e12;
+  r.hardware_tflops_per_gpu = tflops_per_gpu(fpt.training + extra_per_token);
   r.mfu = r.model_tflops_per_gpu / r.peak_tflops;
+  r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
   // A causal mask needs half the s x s score and context products: what the kernels really compute, in the
   // training pass (forward and backward, 3 x the forward) and in the recomputed forward alike.
   const double causal_saving = 1.5 * fpt.attention_forward;
-  r.mfu_causal = (fpt.training - causal_saving) * tokens / step / gpus / 1e12 / r.peak_tflops;
-  r.hfu = r.hardware_tflops_per_gpu / r.peak_tflops;
-  r.hfu_causal = (fpt.training + extra_per_token - causal_saving - 0.5 * recomputed_attention) * tokens / step /
-                 gpus / 1e12 / r.peak_tflops;
+  r.mfu_causal = tflops_per_gpu(fpt.training - causal_saving) / r.peak_tflops;
+  r.hfu_causal =
+      tflops_per_gpu(fpt.training + extra_per_token - causal_saving - 0.5 * recomputed_attention) / r.peak_tflops;
   return r;
 }
 
