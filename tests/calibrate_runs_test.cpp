@@ -16,7 +16,7 @@
 namespace gpuplan {
 namespace {
 
-std::string read(const std::string& path) {
+std::string read_file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
@@ -25,7 +25,7 @@ std::string read(const std::string& path) {
 
 const std::string kValidation = std::string(GPUPLAN_TEST_DATA_DIR) + "/../../validation/data/";
 
-api::FileInput file(const std::string& path) { return api::FileInput{path, read(path)}; }
+api::FileInput file(const std::string& path) { return api::FileInput{path, read_file_text(path)}; }
 
 std::vector<MeasuredRun> measured(const std::vector<api::detail::RunRecord>& records) {
   std::vector<MeasuredRun> runs;
@@ -74,7 +74,7 @@ TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelBetter) {
   ASSERT_EQ(records.size(), 38u);
   std::map<std::string, std::vector<MeasuredRun>> by_model;
   std::map<std::string, std::size_t> newer_release;   // the first run of release 25.02, by model
-  const std::string text = read(kValidation + "dgxc-h100-bf16.csv");
+  const std::string text = read_file_text(kValidation + "dgxc-h100-bf16.csv");
   for (const auto& rec : records) {
     auto& runs = by_model[rec.request.model.name_or_path];
     // The release is the second column of the row (ignored by the reader): find it through the row's line.
@@ -139,7 +139,7 @@ TEST(CalibrateRuns, ReadsALogWhoseArgumentsAreNotUtf8) {
 TEST(CalibrateRuns, CliJsonWithAFileNameThatIsNotUtf8) {
   // The runs' labels are their file names, and a file name is bytes: the JSON answer carries U+FFFD for them.
   const std::string path = ::testing::TempDir() + "runs-\xff.csv";
-  std::ofstream(path) << read(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/a100-vtrain-6.csv");
+  std::ofstream(path) << read_file_text(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/a100-vtrain-6.csv");
   const auto r = test::run_cli("calibrate --runs '" + path + "' --json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(nlohmann::json::parse(r.out).dump().find("runs-\xef\xbf\xbd.csv"), std::string::npos);

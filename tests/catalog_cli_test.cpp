@@ -13,7 +13,7 @@ namespace {
 
 using gpuplan::test::CliRun;
 
-CliRun run_cli(const std::string& args) {
+CliRun run_both_streams(const std::string& args) {
   CliRun r = gpuplan::test::run_cli(args);
   r.out += r.err;  // these tests read both streams together
   return r;
@@ -26,7 +26,7 @@ std::string temp_file(const std::string& name, const std::string& text) {
 }
 
 TEST(CatalogCli, JsonListsEveryKindWithSources) {
-  const CliRun r = run_cli("catalog --json");
+  const CliRun r = run_both_streams("catalog --json");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   for (const char* kind : {"gpus", "links", "systems"}) {
@@ -38,7 +38,7 @@ TEST(CatalogCli, JsonListsEveryKindWithSources) {
 }
 
 TEST(CatalogCli, OneEntryInDetail) {
-  const CliRun r = run_cli("catalog gpus h100-sxm-80gb");
+  const CliRun r = run_both_streams("catalog gpus h100-sxm-80gb");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["usable_memory_bytes"].get<long long>(), 81559LL * 1024 * 1024);   // nvidia-smi: 81559 MiB
@@ -46,17 +46,17 @@ TEST(CatalogCli, OneEntryInDetail) {
 }
 
 TEST(CatalogCli, UnknownKindAndNameExitTwoWithSuggestion) {
-  CliRun r = run_cli("catalog gpu");
+  CliRun r = run_both_streams("catalog gpu");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("did you mean gpus"), std::string::npos) << r.out;
-  r = run_cli("catalog systems dgx-h1000");
+  r = run_both_streams("catalog systems dgx-h1000");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("dgx-h100"), std::string::npos) << r.out;
 }
 
 TEST(CatalogCli, CatalogFileOverrides) {
   const std::string f = temp_file("override.json", R"({"gpus": {"b200": {"usable_memory_bytes": "179 GiB"}}})");
-  const CliRun r = run_cli("catalog gpus b200 --catalog " + f);
+  const CliRun r = run_both_streams("catalog gpus b200 --catalog " + f);
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["usable_memory_bytes"].get<long long>(), 179LL * 1024 * 1024 * 1024);
@@ -65,14 +65,14 @@ TEST(CatalogCli, CatalogFileOverrides) {
 
 TEST(CatalogCli, MalformedCatalogFileExitsTwoNamingFileAndField) {
   std::string f = temp_file("bad.json", R"({"gpus": {"b200": {"memory_GBps": -1}}})");
-  CliRun r = run_cli("catalog gpus --catalog " + f);
+  CliRun r = run_both_streams("catalog gpus --catalog " + f);
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find(f + ": gpus.b200.memory_GBps"), std::string::npos) << r.out;
   f = temp_file("broken.json", "{ not json");
-  r = run_cli("catalog --catalog " + f);
+  r = run_both_streams("catalog --catalog " + f);
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find(f), std::string::npos) << r.out;
-  r = run_cli("catalog --catalog /nonexistent/catalog.json");
+  r = run_both_streams("catalog --catalog /nonexistent/catalog.json");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--catalog"), std::string::npos) << r.out;
 }

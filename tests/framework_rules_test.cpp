@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-json memory(json request) {
+json memory_answer(json request) {
   if (!request.contains("model")) request["model"] = "llama-3.1-8b";
   return gpuplan::api::run_json(Question::memory, request);
 }
@@ -22,7 +22,7 @@ json memory(json request) {
 // The field and the source an error names, or "" when the request is accepted.
 std::string rejection(const json& request) {
   try {
-    memory(request);
+    memory_answer(request);
   } catch (const InputError& e) {
     return e.field() + " | " + e.accepted();
   }
@@ -48,7 +48,7 @@ TEST(FrameworkRules, MegatronOffloadsTheOptimizerOnly) {
 
 TEST(FrameworkRules, SequenceParallelAtTpOneIsSwitchedOffAndSaidSo) {
   // megatron.json rewrite: "--sequence-parallel is silently switched off when tp==1" (arguments.py:1433-1439).
-  const json r = memory({{"gpus", 8}, {"sequence_parallel", true}});
+  const json r = memory_answer({{"gpus", 8}, {"sequence_parallel", true}});
   ASSERT_EQ(r["framework"]["rewrites"].size(), 1u);
   EXPECT_TRUE(has(r["framework"]["rewrites"][0], "arguments.py:1433-1439"));
 }
@@ -85,8 +85,8 @@ TEST(FrameworkRules, TorchtitanHasNoZeroOneAndItsExpertsTakeEtpOneOrTp) {
 }
 
 TEST(FrameworkRules, TorchtitanShardsWithFsdpByDefault) {
-  EXPECT_EQ(memory({{"gpus", 8}, {"framework", "torchtitan"}})["layout"]["zero"], 3);
-  EXPECT_EQ(memory({{"gpus", 1}, {"framework", "torchtitan"}})["layout"]["zero"], 0);   // one rank: no FSDP
+  EXPECT_EQ(memory_answer({{"gpus", 8}, {"framework", "torchtitan"}})["layout"]["zero"], 3);
+  EXPECT_EQ(memory_answer({{"gpus", 1}, {"framework", "torchtitan"}})["layout"]["zero"], 0);   // one rank: no FSDP
 }
 
 TEST(FrameworkSearchRules, EveryPlanIsOneItsFrameworkRuns) {

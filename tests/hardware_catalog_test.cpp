@@ -6,22 +6,16 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
 
+using gpuplan::test::error_of;
+
 const HardwareCatalog& cat() {
   static const HardwareCatalog c = HardwareCatalog::builtin();
   return c;
-}
-
-std::string error_of(const auto& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -6,24 +6,16 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/model.hpp"
 #include "gpuplan/model_io.hpp"
+#include "test_support.hpp"
 
 using namespace gpuplan;
 
 namespace {
 
+using gpuplan::test::error_of;
+using gpuplan::test::contains;
+
 // The message of the InputError `f` throws, or "" when it throws none.
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 ModelConfig small_llama() {
   return model_from_hf_config(R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100})", "config.json");

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-json data_file(const std::string& name) {
+json framework_json(const std::string& name) {
   std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/frameworks/" + name);
   return json::parse(in);
 }
@@ -104,7 +104,7 @@ void expect_megatron_flags_exist(const std::vector<std::string>& words, const js
 }  // namespace
 
 TEST(EmittedOptions, MegatronFlagsAreArgumentsOfPretrainGpt) {
-  const json all = data_file("megatron_all_flags.json");
+  const json all = framework_json("megatron_all_flags.json");
   for (const json& job : jobs("megatron")) {
     const json files = files_of(job);
     expect_megatron_flags_exist(pretrain_arguments(file(files, "train_megatron.sh").at("text")), all);
@@ -112,8 +112,8 @@ TEST(EmittedOptions, MegatronFlagsAreArgumentsOfPretrainGpt) {
 }
 
 TEST(EmittedOptions, DeepSpeedKeysAreKeysOfItsConfig) {
-  const json sections = data_file("deepspeed_sections.json");
-  const json curated = data_file("deepspeed.json");
+  const json sections = framework_json("deepspeed_sections.json");
+  const json curated = framework_json("deepspeed.json");
   std::set<std::string> top(sections.at("top_level_keys").begin(), sections.at("top_level_keys").end());
   std::set<std::string> dotted;   // the keys of the strict sections, and the documented keys of the plain ones
   for (const auto& [section, body] : sections.at("sections").items())
@@ -138,10 +138,10 @@ TEST(EmittedOptions, DeepSpeedKeysAreKeysOfItsConfig) {
 }
 
 TEST(EmittedOptions, TorchtitanKeysAreJobKeysAndHeadOverridesAreItsFlags) {
-  const json keys = data_file("torchtitan_all_keys.json");
+  const json keys = framework_json("torchtitan_all_keys.json");
   std::map<std::string, std::string> types;
   for (const json& key : keys.at("keys")) types[key.at("key").get<std::string>()] = key.at("type").get<std::string>();
-  const json current = data_file("torchtitan_head.json");
+  const json current = framework_json("torchtitan_head.json");
   std::set<std::string> head;
   for (const json& option : current.at("options")) head.insert(option.at("name").get<std::string>());
   for (const json& job : jobs("torchtitan")) {
@@ -167,7 +167,7 @@ TEST(EmittedOptions, TorchtitanKeysAreJobKeysAndHeadOverridesAreItsFlags) {
 }
 
 TEST(EmittedOptions, NemoOverridesAreRecipeAttributes) {
-  const json nemo = data_file("nemo.json");
+  const json nemo = framework_json("nemo.json");
   std::set<std::string> known;
   for (const json& option : nemo.at("options")) known.insert(option.at("name").get<std::string>());
   for (const json& job : jobs("nemo")) {

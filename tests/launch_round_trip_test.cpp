@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Case {
+struct RoundTripCase {
   const char* name;
   json plan;         // the plan request (without framework and emit)
   json estimate;     // what estimate needs beside the file: the cluster, and the model where the file has none
@@ -27,10 +27,10 @@ json base(const char* model, const char* system, int nodes, int seq, int batch) 
 
 // The five jobs, with the choices each framework offers (DeepSpeed has no ring CP and no interleaving;
 // torchtitan shards with FSDP2 and runs only the ring; Megatron-LM and NeMo write the all-to-all exchange).
-std::vector<Case> cases(const std::string& framework) {
+std::vector<RoundTripCase> cases(const std::string& framework) {
   const bool titan = framework == "torchtitan", deepspeed = framework == "deepspeed";
   const json zero = titan ? json{3} : json{1};
-  std::vector<Case> out;
+  std::vector<RoundTripCase> out;
   json dense = base("llama-3.1-8b", "dgx-h100", 1, 4096, 64);
   dense.update({{"tp", {2}}, {"pp", {1}}, {"cp", {1}}, {"zero", zero}, {"recompute", {deepspeed ? "none" : "selective"}}});
   out.push_back({"dense", dense, {{"system", "dgx-h100"}, {"nodes", 1}}});
@@ -78,13 +78,14 @@ void expect_same_layout(const json& planned, const json& estimated, const std::s
     EXPECT_EQ(planned.at(key), estimated.at(key)) << what << ": " << key;
 }
 
-class RoundTrip : public ::testing::TestWithParam<std::string> {};
-
 }  // namespace
+
+// Outside the anonymous namespace: the test classes gtest derives from it have external linkage.
+class RoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RoundTrip, PlanEmitReadEstimateReproducesLayoutMemoryAndTime) {
   const std::string framework = GetParam();
-  for (const Case& c : cases(framework)) {
+  for (const RoundTripCase& c : cases(framework)) {
     json request = c.plan;
     request["framework"] = framework;
     request["emit"] = framework;

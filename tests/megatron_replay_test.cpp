@@ -13,7 +13,7 @@
 namespace gpuplan::memory {
 namespace {
 
-constexpr double kMiB = 1 << 20;
+constexpr double kMebibyte = 1 << 20;
 
 ReplayShape llama70b_l12_pp2_stage0() {
   ReplayShape r;
@@ -38,10 +38,10 @@ TEST(MegatronReplay, TheRankWithTheWorstShardReservesTheMost) {
   std::vector<double> gaps;
   for (std::int64_t rank = 0; rank < 4; ++rank) {
     const ReplayPeaks p = replay_megatron_stage(shape, rank);
-    gaps.push_back((p.reserved - p.allocated) / kMiB);
+    gaps.push_back((p.reserved - p.allocated) / kMebibyte);
   }
   EXPECT_EQ(std::max_element(gaps.begin(), gaps.end()) - gaps.begin(), 2);
-  EXPECT_NEAR(replayed_fragmentation(shape) / kMiB, 4440, 0.05 * 4440);
+  EXPECT_NEAR(replayed_fragmentation(shape) / kMebibyte, 4440, 0.05 * 4440);
 }
 
 TEST(MegatronReplay, TheLastStageWithOneMicrobatchInFlightReservesLess) {
@@ -49,7 +49,7 @@ TEST(MegatronReplay, TheLastStageWithOneMicrobatchInFlightReservesLess) {
   ReplayShape shape = llama70b_l12_pp2_stage0();
   shape.stage = 1;
   shape.logits_bytes = 4096.0 * 128256 * 2;   // TE's fused cross-entropy keeps the 16-bit logits
-  EXPECT_NEAR(replayed_fragmentation(shape) / kMiB, 1283, 0.10 * 1283);
+  EXPECT_NEAR(replayed_fragmentation(shape) / kMebibyte, 1283, 0.10 * 1283);
 }
 
 }  // namespace

@@ -8,50 +8,47 @@
 #include "gpuplan/model.hpp"
 #include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
+#include "test_support.hpp"
 
 using namespace gpuplan;
 
 namespace {
 
-std::int64_t total(const char* name) { return count_params(model_from_catalog(name)).total; }
+using gpuplan::test::significant;
 
-// Rounds to `digits` significant digits, the precision of a figure such as "671B".
-double sig(double x, int digits) {
-  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(x))));
-  return std::round(x * scale) / scale;
-}
+std::int64_t catalog_total(const char* name) { return count_params(model_from_catalog(name)).total; }
 
 }  // namespace
 
 TEST(ModelCatalog, ExactPublishedCounts) {
   // keras-team/keras-hub presets (metadata.params) and the Hugging Face API (safetensors.total).
-  EXPECT_EQ(total("gpt2"), 124439808);
-  EXPECT_EQ(total("gpt2-medium"), 354823168);
-  EXPECT_EQ(total("gpt2-large"), 774030080);
-  EXPECT_EQ(total("gpt2-xl"), 1557611200);
-  EXPECT_EQ(total("llama-2-7b"), 6738415616);     // together-python model_param_count, keras llama2_7b_en
-  EXPECT_EQ(total("llama-2-13b"), 13015864320);   // DeepSpeed checkpoint log "13015864320 elements", public parameter tables
-  EXPECT_EQ(total("llama-2-70b"), 68976648192);   // together-python model_param_count
-  EXPECT_EQ(total("llama-3.1-8b"), 8030261248);   // HF API safetensors.total; keras llama3_8b_en
-  EXPECT_EQ(total("llama-3.1-70b"), 70553706496);
-  EXPECT_EQ(total("llama-3.1-405b"), 405853388800);
-  EXPECT_EQ(total("mixtral-8x7b"), 46702792704);  // keras mixtral_8_7b_en
-  EXPECT_EQ(total("qwen3-0.6b"), 596049920);      // keras qwen3_0.6b_en
-  EXPECT_EQ(total("qwen3-8b"), 8190735360);       // keras qwen3_8b_en
-  EXPECT_EQ(total("qwen3-32b"), 32762123264);     // keras qwen3_32b_en
-  EXPECT_EQ(total("qwen3-30b-a3b"), 30532122624); // keras qwen3_moe_30b_a3b_en
+  EXPECT_EQ(catalog_total("gpt2"), 124439808);
+  EXPECT_EQ(catalog_total("gpt2-medium"), 354823168);
+  EXPECT_EQ(catalog_total("gpt2-large"), 774030080);
+  EXPECT_EQ(catalog_total("gpt2-xl"), 1557611200);
+  EXPECT_EQ(catalog_total("llama-2-7b"), 6738415616);     // together-python model_param_count, keras llama2_7b_en
+  EXPECT_EQ(catalog_total("llama-2-13b"), 13015864320);   // DeepSpeed checkpoint log "13015864320 elements", public parameter tables
+  EXPECT_EQ(catalog_total("llama-2-70b"), 68976648192);   // together-python model_param_count
+  EXPECT_EQ(catalog_total("llama-3.1-8b"), 8030261248);   // HF API safetensors.total; keras llama3_8b_en
+  EXPECT_EQ(catalog_total("llama-3.1-70b"), 70553706496);
+  EXPECT_EQ(catalog_total("llama-3.1-405b"), 405853388800);
+  EXPECT_EQ(catalog_total("mixtral-8x7b"), 46702792704);  // keras mixtral_8_7b_en
+  EXPECT_EQ(catalog_total("qwen3-0.6b"), 596049920);      // keras qwen3_0.6b_en
+  EXPECT_EQ(catalog_total("qwen3-8b"), 8190735360);       // keras qwen3_8b_en
+  EXPECT_EQ(catalog_total("qwen3-32b"), 32762123264);     // keras qwen3_32b_en
+  EXPECT_EQ(catalog_total("qwen3-30b-a3b"), 30532122624); // keras qwen3_moe_30b_a3b_en
 }
 
 TEST(ModelCatalog, RoundedPublishedCounts) {
   // Figures published only to three significant digits.
-  EXPECT_EQ(sig(static_cast<double>(total("gpt3-175b")), 3), 175e9);        // Brown et al. Table 2.1
-  EXPECT_EQ(sig(static_cast<double>(total("mixtral-8x22b")), 3), 141e9);    // Mistral AI: 141B total
-  EXPECT_EQ(sig(static_cast<double>(total("qwen3-235b-a22b")), 3), 235e9);  // Qwen3 card: 235B total
-  EXPECT_EQ(sig(static_cast<double>(total("deepseek-v3")), 3), 671e9);      // DeepSeek-V3 README: 671B
+  EXPECT_EQ(significant(static_cast<double>(catalog_total("gpt3-175b")), 3), 175e9);        // Brown et al. Table 2.1
+  EXPECT_EQ(significant(static_cast<double>(catalog_total("mixtral-8x22b")), 3), 141e9);    // Mistral AI: 141B total
+  EXPECT_EQ(significant(static_cast<double>(catalog_total("qwen3-235b-a22b")), 3), 235e9);  // Qwen3 card: 235B total
+  EXPECT_EQ(significant(static_cast<double>(catalog_total("deepseek-v3")), 3), 671e9);      // DeepSeek-V3 README: 671B
   // Active parameters: Mixtral-8x22B 39B, Qwen3-235B-A22B 22B, DeepSeek-V3 37B (two significant digits).
-  EXPECT_EQ(sig(static_cast<double>(count_params(model_from_catalog("mixtral-8x22b")).active), 2), 39e9);
-  EXPECT_EQ(sig(static_cast<double>(count_params(model_from_catalog("qwen3-235b-a22b")).active), 2), 22e9);
-  EXPECT_EQ(sig(static_cast<double>(count_params(model_from_catalog("deepseek-v3")).active), 2), 38e9);
+  EXPECT_EQ(significant(static_cast<double>(count_params(model_from_catalog("mixtral-8x22b")).active), 2), 39e9);
+  EXPECT_EQ(significant(static_cast<double>(count_params(model_from_catalog("qwen3-235b-a22b")).active), 2), 22e9);
+  EXPECT_EQ(significant(static_cast<double>(count_params(model_from_catalog("deepseek-v3")).active), 2), 38e9);
 }
 
 TEST(ModelCatalog, DeepSeekV3MatchesTheMainModelFormula) {
@@ -68,7 +65,7 @@ TEST(ModelCatalog, DeepSeekV3MatchesTheMainModelFormula) {
   const std::int64_t moe = attention + norms + 11320164608;
   const std::int64_t expected = 2 * 926679040LL + 3 * dense + 58 * moe + 7168;
   EXPECT_EQ(expected, 671026419200);
-  EXPECT_EQ(total("deepseek-v3"), expected);
+  EXPECT_EQ(catalog_total("deepseek-v3"), expected);
 }
 
 TEST(ModelCatalog, MegatronScalingTableToItsPrecision) {
@@ -80,7 +77,7 @@ TEST(ModelCatalog, MegatronScalingTableToItsPrecision) {
       {"megatron-gpt-1t", 1008.0}};
   for (const auto& [name, billions] : table) {
     SCOPED_TRACE(name);
-    EXPECT_NEAR(static_cast<double>(total(name)) / 1e9, billions, 0.05);
+    EXPECT_NEAR(static_cast<double>(catalog_total(name)) / 1e9, billions, 0.05);
   }
 }
 

@@ -8,17 +8,15 @@
 
 #include "gpuplan/model.hpp"
 #include "gpuplan/model_io.hpp"
+#include "test_support.hpp"
 
 using namespace gpuplan;
 
 namespace {
 
-std::int64_t total(const char* json) { return count_params(model_from_hf_config(json, "config.json")).total; }
+using gpuplan::test::significant;
 
-double sig(double x, int digits) {
-  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(x))));
-  return std::round(x * scale) / scale;
-}
+std::int64_t total(const char* json) { return count_params(model_from_hf_config(json, "config.json")).total; }
 
 }  // namespace
 
@@ -87,7 +85,7 @@ TEST(ModelFamilies, DeepSeekV2LiteWithoutQLora) {
       "first_k_dense_replace": 1, "moe_layer_freq": 1, "q_lora_rank": null, "kv_lora_rank": 512,
       "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400,
       "topk_method": "greedy", "tie_word_embeddings": false})", "config.json"));
-  EXPECT_EQ(sig(static_cast<double>(p.total), 3), 15.7e9);
+  EXPECT_EQ(significant(static_cast<double>(p.total), 3), 15.7e9);
   // The card's "2.4B activated" is not checked: counting 6 routed + 2 shared experts, all attention, embedding
   // and head gives 2.66B, and no split of embedding/head reproduces 2.4B exactly (DeepSeek-V3 shows the same
   // gap between 37.6B counted and 37B published).

@@ -7,19 +7,15 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/topology.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
 
-std::string read_topo(const std::string& name) {
-  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/topo/" + name, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuplan::test::read_test_data;
 
 TEST(RocmTopo, RocmSmiShowtopo) {
-  const Topology t = parse_rocm_smi_topo(read_topo("20_amd-8gpu-xgmi_rocm-smi-showtopo.txt"));
+  const Topology t = parse_rocm_smi_topo(read_test_data("topo/20_amd-8gpu-xgmi_rocm-smi-showtopo.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   EXPECT_TRUE(t.nics.empty());
   EXPECT_EQ(t.links[0][0], "X");
@@ -33,7 +29,7 @@ TEST(RocmTopo, RocmSmiShowtopo) {
 }
 
 TEST(RocmTopo, AmdSmiTopologyKeyedByBdf) {
-  const Topology t = parse_amd_smi_topology(read_topo("21_amd-mi300x_amd-smi-topology_bdf-tables.txt"));
+  const Topology t = parse_amd_smi_topology(read_test_data("topo/21_amd-mi300x_amd-smi-topology_bdf-tables.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   EXPECT_EQ(t.gpus[0].pci_bus_id, "0000:0c:00.0");
   EXPECT_EQ(t.gpus[7].pci_bus_id, "0000:df:00.0");

@@ -19,7 +19,7 @@
 namespace gpuplan {
 namespace {
 
-PlanInputs inputs_for(const std::string& model, const std::string& system, int nodes, std::int64_t global_batch,
+PlanInputs evaluator_inputs(const std::string& model, const std::string& system, int nodes, std::int64_t global_batch,
                       std::int64_t seq) {
   PlanInputs in;
   in.base.model = model_from_catalog(model);
@@ -136,20 +136,20 @@ void check_sampled(const PlanInputs& in, int samples, unsigned seed) {
 }
 
 TEST(SearchEvaluator, MatchesEstimateMemoryDense) {
-  check_sampled(inputs_for("llama-3.1-8b", "dgx-h100", 2, 64, 4096), 1500, 1);
+  check_sampled(evaluator_inputs("llama-3.1-8b", "dgx-h100", 2, 64, 4096), 1500, 1);
 }
 
 TEST(SearchEvaluator, MatchesEstimateMemoryGpt3) {
-  check_sampled(inputs_for("gpt3-175b", "dgx-a100", 32, 1024, 2048), 1500, 2);
+  check_sampled(evaluator_inputs("gpt3-175b", "dgx-a100", 32, 1024, 2048), 1500, 2);
 }
 
 TEST(SearchEvaluator, MatchesEstimateMemoryMoe) {
-  check_sampled(inputs_for("mixtral-8x7b", "dgx-h100", 2, 256, 4096), 1500, 3);
-  check_sampled(inputs_for("deepseek-v3", "dgx-h100", 8, 512, 4096), 500, 4);
+  check_sampled(evaluator_inputs("mixtral-8x7b", "dgx-h100", 2, 256, 4096), 1500, 3);
+  check_sampled(evaluator_inputs("deepseek-v3", "dgx-h100", 8, 512, 4096), 500, 4);
 }
 
 TEST(SearchEvaluator, MemoryShrinksAndTheTimeBoundGrowsWithRecomputedLayers) {
-  const PlanInputs in = inputs_for("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
+  const PlanInputs in = evaluator_inputs("llama-3.1-70b", "dgx-h100", 8, 256, 4096);
   search::Evaluator ev(in);
   search::Shape s;
   s.gpus = 64;
@@ -199,7 +199,7 @@ void expect_same_space(const search::Space& narrowed, const search::Space& fresh
 }
 
 TEST(SearchSpace, ANarrowedSpaceIsTheSpaceItsFiltersEnumerate) {
-  PlanInputs in = inputs_for("mixtral-8x7b", "dgx-h100", 4, 256, 4096);
+  PlanInputs in = evaluator_inputs("mixtral-8x7b", "dgx-h100", 4, 256, 4096);
   in.base.layout.framework = Framework::megatron;
   const search::Evaluator main_ev(in);
   const search::Space main_space(main_ev);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpuplan/error.hpp"
+#include "test_support.hpp"
 
 using gpuplan::InputError;
 using gpuplan::framework::read_shell_script;
@@ -22,6 +23,8 @@ using gpuplan::framework::ShellScript;
 using gpuplan::framework::ShellWord;
 
 namespace {
+
+using gpuplan::test::contains;
 
 using Strings = std::vector<std::string>;
 using Environment = std::map<std::string, std::string>;
@@ -38,7 +41,7 @@ ShellScript read(const std::string& text, const Environment& environment = {}) {
   return read_shell_script(text, "test.sh", environment);
 }
 
-ShellScript read_example(const std::string& name, const Environment& environment = {}) {
+ShellScript read_script_example(const std::string& name, const Environment& environment = {}) {
   return read_shell_script(megatron_script(name), name, environment);
 }
 
@@ -95,7 +98,7 @@ std::string variable(const ShellScript& script, const std::string& name) {
 }
 
 // The InputError reading `text` throws, if any.
-std::optional<InputError> error_of(const std::string& text) {
+std::optional<InputError> script_error_of(const std::string& text) {
   try {
     (void)read(text);
   } catch (const InputError& error) {
@@ -104,14 +107,12 @@ std::optional<InputError> error_of(const std::string& text) {
   return std::nullopt;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 }  // namespace
 
 // ---- train_gpt3_175b_distributed.sh ----
 
 TEST(ShellScriptMegatron, Gpt3TorchrunCommand) {
-  const ShellScript script = read_example("train_gpt3_175b_distributed.sh");
+  const ShellScript script = read_script_example("train_gpt3_175b_distributed.sh");
   // Everything but line 77 is an assignment or export: torchrun is the only command.
   ASSERT_EQ(script.commands.size(), 1u);
   const ShellCommand& torchrun = script.commands.front();
@@ -142,7 +143,7 @@ TEST(ShellScriptMegatron, Gpt3TorchrunCommand) {
 }
 
 TEST(ShellScriptMegatron, Gpt3QuotedElementIsSplitByTheUnquotedExpansion) {
-  const ShellScript script = read_example("train_gpt3_175b_distributed.sh");
+  const ShellScript script = read_script_example("train_gpt3_175b_distributed.sh");
   const ShellCommand& torchrun = script.commands.front();
   // Line 40 stores "0:16 2.4B:320 ..." as one element of TRAINING_ARGS, but line 79 expands ${TRAINING_ARGS[@]}
   // unquoted, so bash splits that element on its spaces: six words follow the flag, then --train-iters.
@@ -156,7 +157,7 @@ TEST(ShellScriptMegatron, Gpt3QuotedElementIsSplitByTheUnquotedExpansion) {
 }
 
 TEST(ShellScriptMegatron, Gpt3LinesOfFlagsAreWhereTheyAreWritten) {
-  const ShellScript script = read_example("train_gpt3_175b_distributed.sh");
+  const ShellScript script = read_script_example("train_gpt3_175b_distributed.sh");
   const ShellCommand& torchrun = script.commands.front();
   EXPECT_EQ(line_of(torchrun, "--num-layers"), 29);  // first element of GPT_MODEL_ARGS
   EXPECT_EQ(line_of(torchrun, "--fp16"), 47);
@@ -167,7 +168,7 @@ TEST(ShellScriptMegatron, Gpt3LinesOfFlagsAreWhereTheyAreWritten) {
 }
 
 TEST(ShellScriptMegatron, Gpt3VariablesAndUnsetArguments) {
-  const ShellScript script = read_example("train_gpt3_175b_distributed.sh");
+  const ShellScript script = read_script_example("train_gpt3_175b_distributed.sh");
   EXPECT_EQ(variable(script, "WORLD_SIZE"), "8");  // $(($GPUS_PER_NODE*$NUM_NODES)) = 8*1
   EXPECT_EQ(variable(script, "CUDA_DEVICE_MAX_CONNECTIONS"), "1");
   EXPECT_EQ(variable(script, "CHECKPOINT_PATH"), "");  // =$1, and no arguments are given
@@ -184,7 +185,7 @@ TEST(ShellScriptMegatron, Gpt3VariablesAndUnsetArguments) {
 // ---- train_llama3_8b_h100_fp8.sh ----
 
 TEST(ShellScriptMegatron, LlamaCommandsInOrder) {
-  const ShellScript script = read_example("train_llama3_8b_h100_fp8.sh");
+  const ShellScript script = read_script_example("train_llama3_8b_h100_fp8.sh");
   // mkdir at lines 18, 19 and 45, torchrun at 187, set +x at 196; the echo and exit 1 of lines 181-183 are in
   // the branch of [ ! -f ... ], which a file test taken as true makes false.
   const std::vector<Strings> words = all_words(script);
@@ -200,7 +201,7 @@ TEST(ShellScriptMegatron, LlamaCommandsInOrder) {
 }
 
 TEST(ShellScriptMegatron, LlamaArgumentsSplitFromArrayElements) {
-  const ShellScript script = read_example("train_llama3_8b_h100_fp8.sh");
+  const ShellScript script = read_script_example("train_llama3_8b_h100_fp8.sh");
   const ShellCommand& torchrun = command_named(script, "torchrun");
   // DTYPE="fp8" (line 39), so lines 107-112 add "--fp8-format hybrid" as one element; ${DTYPE_ARGS[@]} unquoted
   // on line 191 splits it into two words.
@@ -219,7 +220,7 @@ TEST(ShellScriptMegatron, LlamaArgumentsSplitFromArrayElements) {
 }
 
 TEST(ShellScriptMegatron, LlamaBranchesAndCommentedElement) {
-  const ShellScript script = read_example("train_llama3_8b_h100_fp8.sh");
+  const ShellScript script = read_script_example("train_llama3_8b_h100_fp8.sh");
   const ShellCommand& torchrun = command_named(script, "torchrun");
   // TOKENIZER_ARG=${3:-"MOCK"} is MOCK, so the condition on line 135 holds and the mock-data branch is taken.
   EXPECT_EQ(variable(script, "TOKENIZER_ARG"), "MOCK");
@@ -238,22 +239,22 @@ TEST(ShellScriptMegatron, LlamaBranchesAndCommentedElement) {
 // ---- train_mixtral_8x7b_distributed.sh ----
 
 TEST(ShellScriptMegatron, MixtralNodesFromTheEnvironment) {
-  const ShellScript alone = read_example("train_mixtral_8x7b_distributed.sh");
+  const ShellScript alone = read_script_example("train_mixtral_8x7b_distributed.sh");
   // NNODES=${SLURM_NNODES:-"1"}, WORLD_SIZE=$(($GPUS_PER_NODE*$NNODES)) with GPUS_PER_NODE=8.
   EXPECT_EQ(variable(alone, "NNODES"), "1");
   EXPECT_EQ(variable(alone, "WORLD_SIZE"), "8");
   EXPECT_EQ(after(command_named(alone, "torchrun"), "--nnodes"), Strings{"1"});
-  const ShellScript slurm = read_example("train_mixtral_8x7b_distributed.sh", {{"SLURM_NNODES", "4"}});
+  const ShellScript slurm = read_script_example("train_mixtral_8x7b_distributed.sh", {{"SLURM_NNODES", "4"}});
   EXPECT_EQ(variable(slurm, "NNODES"), "4");
   EXPECT_EQ(variable(slurm, "WORLD_SIZE"), "32");
   EXPECT_EQ(after(command_named(slurm, "torchrun"), "--nnodes"), Strings{"4"});
 }
 
 TEST(ShellScriptMegatron, MixtralWandbFlagsOnlyWithAKey) {
-  const ShellScript without = read_example("train_mixtral_8x7b_distributed.sh");
+  const ShellScript without = read_script_example("train_mixtral_8x7b_distributed.sh");
   EXPECT_EQ(index_of(command_named(without, "torchrun"), "--wandb-project"), -1);
   EXPECT_TRUE(has_note(without, "line 102: $WANDB_API_KEY is unset"));
-  const ShellScript with = read_example("train_mixtral_8x7b_distributed.sh", {{"WANDB_API_KEY", "k"}});
+  const ShellScript with = read_script_example("train_mixtral_8x7b_distributed.sh", {{"WANDB_API_KEY", "k"}});
   const ShellCommand& torchrun = command_named(with, "torchrun");
   // Lines 104-105: ${WANDB_PROJECT:-"Mixtral"} and ${WANDB_NAME:-"Mixtral_8x7B"}, both unset.
   EXPECT_EQ(after(torchrun, "--wandb-project"), Strings{"Mixtral"});
@@ -263,7 +264,7 @@ TEST(ShellScriptMegatron, MixtralWandbFlagsOnlyWithAKey) {
 }
 
 TEST(ShellScriptMegatron, MixtralArrayWithContinuations) {
-  const ShellScript script = read_example("train_mixtral_8x7b_distributed.sh");
+  const ShellScript script = read_script_example("train_mixtral_8x7b_distributed.sh");
   const ShellCommand& torchrun = command_named(script, "torchrun");
   // LOGGING_ARGS (lines 90-100) ends its lines with backslashes; "${CHECKPOINT_PATH}/tensorboard" with
   // CHECKPOINT_PATH=$1 empty is "/tensorboard".
@@ -278,7 +279,7 @@ TEST(ShellScriptMegatron, MixtralArrayWithContinuations) {
 // ---- sbatch_mfsdp_deepseek_v3.sh ----
 
 TEST(ShellScriptMegatron, DeepSeekTrainingCommandString) {
-  const ShellScript script = read_example("sbatch_mfsdp_deepseek_v3.sh");
+  const ShellScript script = read_script_example("sbatch_mfsdp_deepseek_v3.sh");
   const std::string command = variable(script, "TRAINING_CMD");
   // Line 191 inside double quotes: "${PROFILE_CMD} python ${MEGATRON_PATH}/pretrain_gpt.py ${PRETRAIN_ARGS[@]}",
   // PROFILE_CMD="" (PROFILE=0), MEGATRON_PATH=your_own_megatron_path, PRETRAIN_ARGS from line 29 with TP=1, EP=8.
@@ -300,14 +301,14 @@ TEST(ShellScriptMegatron, DeepSeekTrainingCommandString) {
 }
 
 TEST(ShellScriptMegatron, DeepSeekTensorParallelFromTheEnvironment) {
-  const ShellScript script = read_example("sbatch_mfsdp_deepseek_v3.sh", {{"TP", "2"}});
+  const ShellScript script = read_script_example("sbatch_mfsdp_deepseek_v3.sh", {{"TP", "2"}});
   const std::string command = variable(script, "TRAINING_CMD");
   EXPECT_TRUE(contains(command, "--tensor-model-parallel-size 2 --expert-model-parallel-size 8")) << command;
   EXPECT_TRUE(command.ends_with("DeepSeek-V3-TP2EP8-MBS4GBS2048-"));
 }
 
 TEST(ShellScriptMegatron, DeepSeekJobSubmittedThroughAHereDocument) {
-  const ShellScript script = read_example("sbatch_mfsdp_deepseek_v3.sh");
+  const ShellScript script = read_script_example("sbatch_mfsdp_deepseek_v3.sh");
   // mkdir (195), set +e (202), sbatch (203), set -e (224). echo $PROFILE_CMD is in the PROFILE=1 branch and the
   // group after || on line 195 is not run, the mkdir being taken to succeed.
   const std::vector<Strings> words = all_words(script);
@@ -844,11 +845,11 @@ TEST(ShellScriptEnvironment, VariablesSetBeforeTheScript) {
 // ---- Errors ----
 
 TEST(ShellScriptErrors, BinaryContentAndSize) {
-  const auto binary = error_of(std::string("echo a\necho \0b\n", 15));
+  const auto binary = script_error_of(std::string("echo a\necho \0b\n", 15));
   ASSERT_TRUE(binary);
   EXPECT_EQ(binary->field(), "test.sh:2");
   EXPECT_EQ(binary->given(), "binary content (a NUL byte)");
-  const auto large = error_of(std::string((std::size_t{1} << 20) + 1, '#'));
+  const auto large = script_error_of(std::string((std::size_t{1} << 20) + 1, '#'));
   ASSERT_TRUE(large);
   EXPECT_EQ(large->field(), "test.sh:1");
   EXPECT_TRUE(contains(large->accepted(), "1 MiB"));
@@ -873,7 +874,7 @@ TEST(ShellScriptErrors, UnterminatedConstructsNameTheirLine) {
       {"cat <<\n", "test.sh:1", "<< without a delimiter word"},
   };
   for (const auto& [text, field, given] : cases) {
-    const auto error = error_of(text);
+    const auto error = script_error_of(text);
     ASSERT_TRUE(error) << text;
     EXPECT_EQ(error->field(), field) << text;
     EXPECT_EQ(error->given(), given) << text;
@@ -881,22 +882,22 @@ TEST(ShellScriptErrors, UnterminatedConstructsNameTheirLine) {
 }
 
 TEST(ShellScriptErrors, Arithmetic) {
-  const auto division = error_of("A=0\nB=$((10 / A))\n");
+  const auto division = script_error_of("A=0\nB=$((10 / A))\n");
   ASSERT_TRUE(division);
   EXPECT_EQ(division->field(), "test.sh:2");
   EXPECT_EQ(division->given(), "division by zero in `10 / A`");
-  const auto modulo = error_of("echo $((5 % 0))\n");
+  const auto modulo = script_error_of("echo $((5 % 0))\n");
   ASSERT_TRUE(modulo);
   EXPECT_TRUE(contains(modulo->given(), "division by zero"));
   // 2**63 and 9223372036854775807 + 1 are past the largest 64-bit integer; so is the literal 2**64 would be.
   for (const std::string text : {"echo $((2**63))", "echo $((9223372036854775807 + 1))",
                                  "echo $((99999999999999999999))", "echo $(( -(-9223372036854775807 - 1) ))"}) {
-    const auto overflow = error_of(text + "\n");
+    const auto overflow = script_error_of(text + "\n");
     ASSERT_TRUE(overflow) << text;
     EXPECT_EQ(overflow->field(), "test.sh:1");
     EXPECT_TRUE(contains(overflow->given(), "integer overflow")) << text;
   }
-  const auto syntax = error_of("echo $((1 +))\n");
+  const auto syntax = script_error_of("echo $((1 +))\n");
   ASSERT_TRUE(syntax);
   EXPECT_TRUE(contains(syntax->given(), "invalid arithmetic expression"));
 }
@@ -914,7 +915,7 @@ TEST(ShellScriptErrors, NestingDeeperThan64) {
   for (int i = 0; i < 70; ++i) ifs += "fi\n";
   for (const std::string& text :
        {defaults, parentheses, ifs, std::string("A=A\necho $((A))\n"), std::string("A='B+1' B='A+1'\necho $((A))\n")}) {
-    const auto error = error_of(text);
+    const auto error = script_error_of(text);
     ASSERT_TRUE(error) << text.substr(0, 40);
     EXPECT_EQ(error->given(), "nesting deeper than 64") << text.substr(0, 40);
   }
@@ -924,11 +925,11 @@ TEST(ShellScriptErrors, NestingDeeperThan64) {
 }
 
 TEST(ShellScriptErrors, BadSubstitutionAndArrayAsArgument) {
-  const auto bad = error_of("echo ${A B}\n");
+  const auto bad = script_error_of("echo ${A B}\n");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->field(), "test.sh:1");
   EXPECT_TRUE(contains(bad->given(), "bad substitution"));
-  const auto array = error_of("echo X=(1 2)\n");
+  const auto array = script_error_of("echo X=(1 2)\n");
   ASSERT_TRUE(array);
   EXPECT_TRUE(contains(array->given(), "array assignment"));
 }
@@ -937,7 +938,7 @@ TEST(ShellScriptErrors, RunawayScriptsStop) {
   // A value doubled 30 times would be 2^30 bytes; the reader stops at 16 MiB of expansions.
   std::string doubling = "A=x\n";
   for (int i = 0; i < 30; ++i) doubling += "A=$A$A\n";
-  const auto error = error_of(doubling);
+  const auto error = script_error_of(doubling);
   ASSERT_TRUE(error);
   EXPECT_TRUE(contains(error->given(), "16 MiB"));
 }
@@ -948,11 +949,11 @@ TEST(ShellScriptErrors, AnArrayDoubledPastAnyLaunchScriptStops) {
   // Elements are charged at that size, and the reader stops before a million of them exhaust memory and time.
   std::string doubling = "ARGS=(a)\n";
   for (int i = 0; i < 17; ++i) doubling += "ARGS+=(\"${ARGS[@]}\")\n";
-  const auto error = error_of(doubling);
+  const auto error = script_error_of(doubling);
   ASSERT_TRUE(error);
   EXPECT_TRUE(contains(error->given(), "16 MiB"));
   // Ten doublings (1,024 elements, longer than any launch script's arguments) read.
   std::string ten = "ARGS=(a)\n";
   for (int i = 0; i < 10; ++i) ten += "ARGS+=(\"${ARGS[@]}\")\n";
-  EXPECT_FALSE(error_of(ten));
+  EXPECT_FALSE(script_error_of(ten));
 }

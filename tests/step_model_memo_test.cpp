@@ -14,12 +14,12 @@
 namespace gpuplan {
 namespace {
 
-struct Degrees {
+struct MemoDegrees {
   std::int64_t tp, cp, pp, vpp, ep, etp, micro_batch;
   bool sequence_parallel;
 };
 
-EstimateInputs mixtral_on_32_h100(const Degrees& d) {
+EstimateInputs mixtral_on_32_h100(const MemoDegrees& d) {
   EstimateInputs in;
   in.memory.model = model_from_catalog("mixtral-8x7b");
   in.memory.training.seq_len = 4096;
@@ -49,14 +49,14 @@ EstimateInputs mixtral_on_32_h100(const Degrees& d) {
 TEST(StepModelMemo, SharedComputeGivesEstimateStepExactly) {
   // Pairs that share the compute key (same tp, cp, micro-batch, sp, ep, etp) but differ in pipeline and data
   // parallelism, and layouts that differ from them in one of the key's degrees.
-  const std::vector<Degrees> layouts = {
+  const std::vector<MemoDegrees> layouts = {
       {2, 1, 1, 1, 8, 1, 1, true},  {2, 1, 2, 1, 8, 1, 1, true},  {2, 1, 4, 2, 8, 1, 1, true},
       {2, 1, 4, 1, 8, 1, 1, false}, {2, 1, 2, 1, 4, 1, 1, true},  {2, 1, 2, 1, 4, 2, 1, true},
       {2, 2, 2, 1, 8, 1, 1, true},  {2, 2, 1, 1, 8, 1, 1, true},  {4, 1, 2, 1, 8, 1, 2, true},
       {4, 1, 1, 1, 8, 1, 2, true},  {1, 1, 4, 1, 8, 1, 2, false}, {1, 1, 8, 1, 4, 1, 2, false},
   };
   perf::StepModel::ComputeMemo memo;
-  for (const Degrees& d : layouts) {
+  for (const MemoDegrees& d : layouts) {
     const EstimateInputs in = mixtral_on_32_h100(d);
     const perf::StepJob job(in);
     const perf::StepModel shared(in, job, &memo);

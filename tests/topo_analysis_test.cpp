@@ -10,27 +10,16 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/topology.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
 
-std::string read_data(const std::string& rel) {
-  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/" + rel, std::ios::binary);
-  EXPECT_TRUE(in.good()) << rel;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuplan::test::read_test_data;
+using gpuplan::test::any_contains;
 
 TopologyReport report(const std::string& file, TopologyOptions opt = {}) {
-  return analyze_topology(parse_topology(read_data("topo/" + file)), opt);
-}
-
-bool contains(const std::vector<std::string>& ws, const std::string& needle) {
-  for (const auto& w : ws) {
-    if (w.find(needle) != std::string::npos) return true;
-  }
-  return false;
+  return analyze_topology(parse_topology(read_test_data("topo/" + file)), opt);
 }
 
 using Groups = std::vector<std::vector<int>>;
@@ -44,7 +33,7 @@ TEST(TopoAnalysis, NvswitchBoxIsOneDomainOfEight) {
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][7], 18 * 25.0);  // NV18 x 25 GB/s
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[3][3], 0.0);
   EXPECT_DOUBLE_EQ(r.nic_GBps, 50.0);                   // NDR 400 Gb/s for Hopper systems
-  EXPECT_TRUE(contains(r.advice, "Tensor and expert parallelism up to 8 stay on NVLink"));
+  EXPECT_TRUE(any_contains(r.advice, "Tensor and expert parallelism up to 8 stay on NVLink"));
 }
 
 TEST(TopoAnalysis, DgxA100PairsEachGpuWithItsOwnNic) {
@@ -68,10 +57,10 @@ TEST(TopoAnalysis, HybridCubeMeshAllowsTpFourPerQuad) {
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][1], 25.0);   // NV1
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][3], 50.0);   // NV2
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][5], 16.0);   // SYS over PCIe 3.0 x16 (catalog links.pcie3-x16)
-  EXPECT_TRUE(contains(r.advice, "not all-to-all"));
-  EXPECT_TRUE(contains(r.warnings, "GPUs 0-3 and 4-7: only 4 of 16 pairs have a direct NVLink"));
+  EXPECT_TRUE(any_contains(r.advice, "not all-to-all"));
+  EXPECT_TRUE(any_contains(r.warnings, "GPUs 0-3 and 4-7: only 4 of 16 pairs have a direct NVLink"));
   EXPECT_EQ(r.nic_nearest_gpus[0], (std::vector<int>{2, 3}));  // mlx5_0 is PIX to GPU2 and GPU3
-  EXPECT_TRUE(contains(r.warnings, "GPUs 4-7 reach the nearest NIC only through the CPU socket link (SYS)"));
+  EXPECT_TRUE(any_contains(r.warnings, "GPUs 4-7 reach the nearest NIC only through the CPU socket link (SYS)"));
 }
 
 TEST(TopoAnalysis, HandEditedMeshHasTheSameQuads) {
@@ -91,21 +80,21 @@ TEST(TopoAnalysis, NvlinkBridgedPair) {
   // Without --gpu the generation is unknown and said so.
   const auto u = report("03_2gpu_nvlink-bridge_nv2_numa-na.txt");
   EXPECT_FALSE(u.rates.has_value());
-  EXPECT_TRUE(contains(u.warnings, "GPU generation unknown"));
+  EXPECT_TRUE(any_contains(u.warnings, "GPU generation unknown"));
 }
 
 TEST(TopoAnalysis, PcieOnlyBoxAdvisesAgainstTensorParallelism) {
   const auto r = report("04_2gpu_pcie-only_phb_consumer.txt");
   EXPECT_EQ(r.nvlink_domains, (Groups{{0}, {1}}));
   EXPECT_EQ(r.max_tp_in_domain, 1);
-  EXPECT_TRUE(contains(r.advice, "No NVLink between any GPUs"));
-  EXPECT_TRUE(contains(r.warnings, "GPUs 0 and 1 share only PCIe through the CPU's host bridge (PHB)"));
+  EXPECT_TRUE(any_contains(r.advice, "No NVLink between any GPUs"));
+  EXPECT_TRUE(any_contains(r.warnings, "GPUs 0 and 1 share only PCIe through the CPU's host bridge (PHB)"));
 }
 
 TEST(TopoAnalysis, LegacySocBoxWarnsAcrossSockets) {
   const auto r = report("17_legacy-2017_4gpu_mlx4_SOC-legend_tabs.txt");
   EXPECT_EQ(r.nvlink_domains.size(), 4u);
-  EXPECT_TRUE(contains(r.warnings, "GPUs 0,1 and 2,3 share only PCIe through the CPU (SOC)"));
+  EXPECT_TRUE(any_contains(r.warnings, "GPUs 0,1 and 2,3 share only PCIe through the CPU (SOC)"));
   EXPECT_EQ(r.nic_nearest_gpus[0], (std::vector<int>{2, 3}));  // mlx4_0 is PHB to GPU2 and GPU3
 }
 
@@ -118,8 +107,9 @@ TEST(TopoAnalysis, TwoNvlinkIslandsWarnAboutTheCpuPath) {
       "GPU3\tSYS\tSYS\tNV4\t X \n");
   const auto r = analyze_topology(t, {});
   EXPECT_EQ(r.nvlink_domains, (Groups{{0, 1}, {2, 3}}));
-  EXPECT_TRUE(contains(r.warnings, "GPUs 0,1 and 2,3 share only PCIe through the CPU (SYS): tensor parallelism across "
-                                   "them runs at PCIe speed"));
+  EXPECT_TRUE(any_contains(r.warnings,
+                           "GPUs 0,1 and 2,3 share only PCIe through the CPU (SYS): tensor parallelism across them runs at "
+                           "PCIe speed"));
 }
 
 TEST(TopoAnalysis, ClippedH800) {
@@ -127,17 +117,17 @@ TEST(TopoAnalysis, ClippedH800) {
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[2][5], 8 * 25.0);  // NV8: the H800's 8 links
   EXPECT_EQ(r.nearest_nic[1], 0);                        // NIC0 row: PIX to GPU1
   EXPECT_EQ(r.nearest_nic[3], 1);                        // NIC1 row: PIX to GPU3
-  EXPECT_TRUE(contains(r.warnings, "no column in the header"));
+  EXPECT_TRUE(any_contains(r.warnings, "no column in the header"));
 }
 
 TEST(TopoAnalysis, InactiveLinksLowerNvlinkBandwidth) {
   TopologyOptions opt;
-  opt.nvlink_status = parse_nvlink_status(read_data("nvlink/nvlink-s_v100_inactive-links.txt"));
+  opt.nvlink_status = parse_nvlink_status(read_test_data("nvlink/nvlink-s_v100_inactive-links.txt"));
   const auto r = report("02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt", opt);
   // GPU3 row: NV2 NV1 NV2 X SYS SYS SYS NV1 = 6 links; 4 active: scaled by 4/6.
   EXPECT_NEAR(r.bandwidth_GBps[3][0], 50.0 * 4 / 6, 1e-9);
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][1], 25.0);  // GPU0-GPU1 untouched
-  EXPECT_TRUE(contains(r.warnings, "GPU3: only 4 active NVLinks"));
+  EXPECT_TRUE(any_contains(r.warnings, "GPU3: only 4 active NVLinks"));
 }
 
 // The NIC table (nic_nearest_gpus) and the advice's NIC count (compute_nics) say "near" by one rule: a NIC some
@@ -164,12 +154,12 @@ TEST(TopoAnalysis, Gb200NicTableAndAdviceAgreeThatNoNicIsNear) {
   // Every GPU-NIC code of the file is SYS: no NIC is near any GPU, in the table or in the advice.
   for (const auto& gpus : r.nic_nearest_gpus) EXPECT_TRUE(gpus.empty());
   EXPECT_EQ(r.compute_nics, 0);
-  EXPECT_TRUE(contains(r.advice, "none of the 8 NICs in the input is near a GPU"));
-  EXPECT_FALSE(contains(r.advice, "near the GPUs serve"));
-  EXPECT_TRUE(contains(r.warnings, "GPUs 0-3 reach the nearest NIC only through the CPU socket link (SYS)"));
+  EXPECT_TRUE(any_contains(r.advice, "none of the 8 NICs in the input is near a GPU"));
+  EXPECT_FALSE(any_contains(r.advice, "near the GPUs serve"));
+  EXPECT_TRUE(any_contains(r.warnings, "GPUs 0-3 reach the nearest NIC only through the CPU socket link (SYS)"));
   expect_nic_table_agrees_with_count(r);
   // GPUs 0,1 list NUMA node 0 first, GPUs 2,3 node 1 (CPU affinity 0-71 and 72-143).
-  EXPECT_TRUE(contains(r.advice, "GPUs 0,1 on NUMA node 0, GPUs 2,3 on NUMA node 1"));
+  EXPECT_TRUE(any_contains(r.advice, "GPUs 0,1 on NUMA node 0, GPUs 2,3 on NUMA node 1"));
 }
 
 TEST(TopoAnalysis, NicTableAndAdviceAgreeOnEveryFile) {
@@ -187,7 +177,7 @@ TEST(TopoAnalysis, NicTableAndAdviceAgreeOnEveryFile) {
   const auto h200 = report("07_hgx-h200_nv18_10nic_tabs_gpu-numa-id.txt");
   EXPECT_EQ(h200.compute_nics, 8);
   EXPECT_EQ(h200.nic_nearest_gpus[1], (std::vector<int>{3}));
-  EXPECT_TRUE(contains(h200.advice, "8 NICs near the GPUs serve 8 GPUs"));
+  EXPECT_TRUE(any_contains(h200.advice, "8 NICs near the GPUs serve 8 GPUs"));
 }
 
 TEST(TopoAnalysis, QuadNv6MeshIsOneDomainOfFour) {
@@ -196,7 +186,7 @@ TEST(TopoAnalysis, QuadNv6MeshIsOneDomainOfFour) {
   EXPECT_EQ(r.all_to_all_groups, (Groups{{0, 1, 2, 3}}));
   EXPECT_EQ(r.max_tp_in_domain, 4);
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][3], 6 * 25.0);  // NV6 x 25 GB/s (NVLink 4)
-  EXPECT_TRUE(contains(r.advice, "GPUs 0 on NUMA node 0, GPUs 1 on NUMA node 1, GPUs 2 on NUMA node 2"));
+  EXPECT_TRUE(any_contains(r.advice, "GPUs 0 on NUMA node 0, GPUs 1 on NUMA node 1, GPUs 2 on NUMA node 2"));
 }
 
 TEST(TopoAnalysis, BadOptionsAreInputErrors) {

@@ -12,24 +12,13 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/hardware.hpp"
 #include "gpuplan/topology.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
 
-std::string read_data(const std::string& rel) {
-  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/" + rel, std::ios::binary);
-  EXPECT_TRUE(in.good()) << rel;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool contains(const std::vector<std::string>& lines, const std::string& needle) {
-  for (const auto& line : lines) {
-    if (line.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
+using gpuplan::test::read_test_data;
+using gpuplan::test::any_contains;
 
 std::string data_path(const std::string& rel) { return std::string(GPUPLAN_TEST_DATA_DIR) + "/" + rel; }
 
@@ -70,7 +59,7 @@ TEST(TopoCatalog, UnknownGpuSuggestsCatalogNames) {
   TopologyOptions opt;
   opt.gpu_name = "h100";
   try {
-    analyze_topology(parse_topology(read_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")), opt);
+    analyze_topology(parse_topology(read_test_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")), opt);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("h100-sxm-80gb"), std::string::npos) << e.what();
@@ -78,11 +67,11 @@ TEST(TopoCatalog, UnknownGpuSuggestsCatalogNames) {
 }
 
 TEST(TopoCatalog, PatternsResolveToCatalogEntries) {
-  const auto h = analyze_topology(parse_topology(read_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")));
+  const auto h = analyze_topology(parse_topology(read_test_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")));
   ASSERT_TRUE(h.rates.has_value());
   EXPECT_EQ(h.rates->gpu, "h100-sxm-80gb");
   EXPECT_NE(h.rates_reason.find("NV18"), std::string::npos);
-  const auto v = analyze_topology(parse_topology(read_data("topo/02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt")));
+  const auto v = analyze_topology(parse_topology(read_test_data("topo/02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt")));
   EXPECT_EQ(v.rates->gpu, "v100-sxm-32gb");
   EXPECT_DOUBLE_EQ(v.nic_GBps, 12.5);  // EDR 100 Gb/s for Volta systems (DGX-1)
   // An 8-GPU NV1-only mesh: DGX-1 with P100 (4 NVLink 1 links of 20 GB/s, PCIe 3.0).
@@ -118,7 +107,7 @@ std::string uniform_matrix(int gpus, const std::string& code) {
 TEST(TopoCatalog, QuadNv6MeshIsNvlink4) {
   // 4 GPUs, NV6 between every pair, no NVSwitch: 6 x 3 peers = 18 NVLinks per GPU, Hopper's count (gpus.h100-sxm-80gb
   // scaleup_links 18, links.nvlink4), not a generation with 6 links per GPU.
-  const Topology quad = parse_topology(read_data("topo/24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt"));
+  const Topology quad = parse_topology(read_test_data("topo/24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt"));
   const auto r = analyze_topology(quad);
   ASSERT_TRUE(r.rates.has_value());
   EXPECT_EQ(r.rates->gpu, "h100-sxm-80gb");
@@ -128,7 +117,7 @@ TEST(TopoCatalog, QuadNv6MeshIsNvlink4) {
   EXPECT_NE(r.rates_reason.find("6 x 3 = 18 NVLinks per GPU"), std::string::npos) << r.rates_reason;
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[1][2], 6 * 25.0);  // links.nvlink4: 25 GB/s per link per direction
   EXPECT_DOUBLE_EQ(r.nic_GBps, 50.0);                  // ib-ndr for Hopper systems
-  EXPECT_FALSE(contains(r.warnings, "GPU generation unknown"));
+  EXPECT_FALSE(any_contains(r.warnings, "GPU generation unknown"));
   // A GPU named by --gpu still wins over the pattern.
   TopologyOptions opt;
   opt.gpu_name = "h100-nvl-94gb";
@@ -152,11 +141,11 @@ TEST(TopoCatalog, DirectMeshCountsLinksPerGpu) {
 }
 
 TEST(TopoCatalog, NvlinkStatusRateAloneIdentifiesTheLink) {
-  NvlinkStatus s = parse_nvlink_status(read_data("nvlink/nvlink-status_h800_8links.txt"));
+  NvlinkStatus s = parse_nvlink_status(read_test_data("nvlink/nvlink-status_h800_8links.txt"));
   for (auto& g : s.gpus) g.name = "Some Future GPU";  // the name unknown: only the 26.562 rate is left
   TopologyOptions opt;
   opt.nvlink_status = s;
-  const auto r = analyze_topology(parse_topology(read_data("topo/06_h800_nv8_4nic_clipped-copy-paste.txt")), opt);
+  const auto r = analyze_topology(parse_topology(read_test_data("topo/06_h800_nv8_4nic_clipped-copy-paste.txt")), opt);
   ASSERT_TRUE(r.rates.has_value());
   EXPECT_EQ(r.rates->nvlink_link, "nvlink4");
   EXPECT_NE(r.rates_reason.find("26.562"), std::string::npos) << r.rates_reason;
@@ -170,7 +159,7 @@ TEST(TopoCatalog, CatalogOverridesChangeTheRates) {
                "override.json");
   TopologyOptions opt;
   opt.catalog = &c;
-  const auto r = analyze_topology(parse_topology(read_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")), opt);
+  const auto r = analyze_topology(parse_topology(read_test_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")), opt);
   EXPECT_DOUBLE_EQ(r.bandwidth_GBps[0][7], 18 * 20.0);
   EXPECT_DOUBLE_EQ(r.nic_GBps, 40.0);
   // A GPU added by the user is accepted by --gpu.
@@ -181,13 +170,13 @@ TEST(TopoCatalog, CatalogOverridesChangeTheRates) {
       "source": "test"}}})",
                "mine.json");
   opt.gpu_name = "my-gpu";
-  const auto m = analyze_topology(parse_topology(read_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")), opt);
+  const auto m = analyze_topology(parse_topology(read_test_data("topo/05_hgx-h100_nv18_no-nic_ht-affinity.txt")), opt);
   EXPECT_EQ(m.rates->gpu, "my-gpu");
   EXPECT_DOUBLE_EQ(m.rates->pcie_GBps, 32.0);
 }
 
 TEST(TopoCatalog, UnknownGenerationFallsBackToCatalogLinks) {
-  const auto u = analyze_topology(parse_topology(read_data("topo/03_2gpu_nvlink-bridge_nv2_numa-na.txt")));
+  const auto u = analyze_topology(parse_topology(read_test_data("topo/03_2gpu_nvlink-bridge_nv2_numa-na.txt")));
   EXPECT_FALSE(u.rates.has_value());
   EXPECT_DOUBLE_EQ(u.bandwidth_GBps[0][1], 2 * 20.0);  // NCCL's model rate of links.nvlink3
   EXPECT_DOUBLE_EQ(u.nic_GBps, 12.5);                  // links.ib-edr, 100 Gb/s

@@ -7,26 +7,17 @@
 
 #include "gpuplan/error.hpp"
 #include "gpuplan/topology.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
 
-std::string read_topo(const std::string& name) {
-  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/topo/" + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << name;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gpuplan::test::any_contains;
 
-bool any_warning_contains(const std::vector<std::string>& ws, const std::string& needle) {
-  for (const auto& w : ws) {
-    if (w.find(needle) != std::string::npos) return true;
-  }
-  return false;
-}
+// A captured topology under tests/data/topo/.
+std::string topo_text(const std::string& name) { return gpuplan::test::read_test_data("topo/" + name); }
 
-std::string error_of(const std::string& text) {
+std::string topo_error_of(const std::string& text) {
   try {
     parse_nvidia_smi_topo(text);
   } catch (const InputError& e) {
@@ -36,7 +27,7 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(TopoParse, DgxA100TabsTenNics) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("01_dgx-a100_nv12_10nic_tabs.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("01_dgx-a100_nv12_10nic_tabs.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);  // GPU0..GPU7 in the header
   ASSERT_EQ(t.nics.size(), 10u); // NIC0..NIC9
   EXPECT_EQ(t.links[0][1], "NV12");
@@ -57,7 +48,7 @@ TEST(TopoParse, DgxA100TabsTenNics) {
 }
 
 TEST(TopoParse, Dgx1HybridCubeMeshNicNamedDirectly) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("02_dgx1-v100_hybrid-cube-mesh_nv1-nv2.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   ASSERT_EQ(t.nics.size(), 1u);
   EXPECT_EQ(t.nics[0].name, "mlx5_0");
@@ -73,7 +64,7 @@ TEST(TopoParse, Dgx1HybridCubeMeshNicNamedDirectly) {
 }
 
 TEST(TopoParse, NvlinkBridgePairNumaNotAvailable) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("03_2gpu_nvlink-bridge_nv2_numa-na.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("03_2gpu_nvlink-bridge_nv2_numa-na.txt"));
   ASSERT_EQ(t.gpus.size(), 2u);
   EXPECT_TRUE(t.nics.empty());
   EXPECT_EQ(t.links[0][1], "NV2");
@@ -82,14 +73,14 @@ TEST(TopoParse, NvlinkBridgePairNumaNotAvailable) {
 }
 
 TEST(TopoParse, PcieOnlyPair) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("04_2gpu_pcie-only_phb_consumer.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("04_2gpu_pcie-only_phb_consumer.txt"));
   ASSERT_EQ(t.gpus.size(), 2u);
   EXPECT_EQ(t.links[1][0], "PHB");
   EXPECT_EQ(t.gpus[0].cpu_affinity, "0-11");
 }
 
 TEST(TopoParse, HgxH100NoNic) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("05_hgx-h100_nv18_no-nic_ht-affinity.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("05_hgx-h100_nv18_no-nic_ht-affinity.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   EXPECT_TRUE(t.nics.empty());
   EXPECT_EQ(t.links[2][6], "NV18");
@@ -99,7 +90,7 @@ TEST(TopoParse, HgxH100NoNic) {
 }
 
 TEST(TopoParse, ClippedCopyPasteKeepsWhatIsThereAndWarns) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("06_h800_nv8_4nic_clipped-copy-paste.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("06_h800_nv8_4nic_clipped-copy-paste.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   ASSERT_EQ(t.nics.size(), 4u);  // NIC0..NIC3 rows, no NIC columns in the header
   EXPECT_EQ(t.links[0][7], "NV8");
@@ -112,13 +103,13 @@ TEST(TopoParse, ClippedCopyPasteKeepsWhatIsThereAndWarns) {
   EXPECT_EQ(t.gpus[0].cpu_affinity, "");           // "-31,64-95" is clipped
   EXPECT_EQ(t.gpus[4].cpu_affinity, "32-63,96-127");
   EXPECT_EQ(t.gpus[7].numa_node, 1);
-  EXPECT_TRUE(any_warning_contains(t.warnings, "no column in the header"));
-  EXPECT_TRUE(any_warning_contains(t.warnings, "'-31,64-95'"));
-  EXPECT_TRUE(any_warning_contains(t.warnings, "GPU7: CPU affinity '2-63,96-127' differs"));
+  EXPECT_TRUE(any_contains(t.warnings, "no column in the header"));
+  EXPECT_TRUE(any_contains(t.warnings, "'-31,64-95'"));
+  EXPECT_TRUE(any_contains(t.warnings, "GPU7: CPU affinity '2-63,96-127' differs"));
 }
 
 TEST(TopoParse, AnsiEscapesGpuNumaIdAndTrailingTabs) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("07_hgx-h200_nv18_10nic_tabs_gpu-numa-id.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("07_hgx-h200_nv18_10nic_tabs_gpu-numa-id.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   ASSERT_EQ(t.nics.size(), 10u);
   EXPECT_EQ(t.links[5][0], "NV18");
@@ -134,7 +125,7 @@ TEST(TopoParse, AnsiEscapesGpuNumaIdAndTrailingTabs) {
 }
 
 TEST(TopoParse, RailNicsWithFullLegend) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("11_hgx-h100_nv18_8nic_full-legend_nic-legend.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("11_hgx-h100_nv18_8nic_full-legend_nic-legend.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   ASSERT_EQ(t.nics.size(), 8u);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(t.nics[i].gpu_codes[i], "PIX") << i;  // GPUi PIX to NICi
@@ -145,7 +136,7 @@ TEST(TopoParse, RailNicsWithFullLegend) {
 }
 
 TEST(TopoParse, Legacy2017SocCodes) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("17_legacy-2017_4gpu_mlx4_SOC-legend_tabs.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("17_legacy-2017_4gpu_mlx4_SOC-legend_tabs.txt"));
   ASSERT_EQ(t.gpus.size(), 4u);
   ASSERT_EQ(t.nics.size(), 1u);
   EXPECT_EQ(t.nics[0].name, "mlx4_0");
@@ -159,7 +150,7 @@ TEST(TopoParse, Legacy2017SocCodes) {
 }
 
 TEST(TopoParse, HandEditedIrregularWhitespace) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("22_dgx1-v100_nv1-nv2_2nic_HAND-EDITED-irregular-tabs.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("22_dgx1-v100_nv1-nv2_2nic_HAND-EDITED-irregular-tabs.txt"));
   ASSERT_EQ(t.gpus.size(), 8u);
   ASSERT_EQ(t.nics.size(), 2u);
   EXPECT_EQ(t.nics[1].name, "mlx5_1");
@@ -188,7 +179,7 @@ std::vector<int> join(std::vector<int> a, const std::vector<int>& b) {
 }
 
 TEST(TopoParse, Gb200NumaAffinityListsAreRead) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("23_gb200-4gpu_nv18_8nic-all-sys_numa-lists_tabs.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("23_gb200-4gpu_nv18_8nic-all-sys_numa-lists_tabs.txt"));
   ASSERT_EQ(t.gpus.size(), 4u);
   ASSERT_EQ(t.nics.size(), 8u);     // NIC0..NIC7 in the header; rows only up to NIC4
   EXPECT_EQ(t.links[0][3], "NV18");
@@ -202,11 +193,11 @@ TEST(TopoParse, Gb200NumaAffinityListsAreRead) {
   EXPECT_EQ(t.gpus[2].cpu_affinity, "72-143");
   EXPECT_EQ(t.gpus[1].gpu_numa_id, 10);
   EXPECT_EQ(t.gpus[3].gpu_numa_id, 26);
-  EXPECT_FALSE(any_warning_contains(t.warnings, "NUMA affinity")) << t.warnings.size();
+  EXPECT_FALSE(any_contains(t.warnings, "NUMA affinity")) << t.warnings.size();
 }
 
 TEST(TopoParse, QuadGraceHopperNumaAffinityLists) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("24_gh200-quad_nv6_numa-lists_gpu-numa-id.txt"));
   ASSERT_EQ(t.gpus.size(), 4u);
   EXPECT_TRUE(t.nics.empty());
   EXPECT_EQ(t.links[2][1], "NV6");
@@ -219,9 +210,9 @@ TEST(TopoParse, QuadGraceHopperNumaAffinityLists) {
 }
 
 TEST(TopoParse, SingleNodeNumaAffinityIsAListOfOne) {
-  const Topology t = parse_nvidia_smi_topo(read_topo("05_hgx-h100_nv18_no-nic_ht-affinity.txt"));
+  const Topology t = parse_nvidia_smi_topo(topo_text("05_hgx-h100_nv18_no-nic_ht-affinity.txt"));
   EXPECT_EQ(t.gpus[4].numa_affinity, (std::vector<int>{1}));
-  const Topology na = parse_nvidia_smi_topo(read_topo("03_2gpu_nvlink-bridge_nv2_numa-na.txt"));
+  const Topology na = parse_nvidia_smi_topo(topo_text("03_2gpu_nvlink-bridge_nv2_numa-na.txt"));
   EXPECT_TRUE(na.gpus[1].numa_affinity.empty());  // N/A
 }
 
@@ -230,8 +221,8 @@ TEST(TopoParse, MalformedNumaAffinityIsIgnoredWithAWarning) {
   Topology t = parse_nvidia_smi_topo(head + "GPU0\t X \tNV4\t0-7\t0,3-\nGPU1\tNV4\t X \t0-7\t9-3\n");
   EXPECT_FALSE(t.gpus[0].numa_node.has_value());
   EXPECT_TRUE(t.gpus[0].numa_affinity.empty());
-  EXPECT_TRUE(any_warning_contains(t.warnings, "GPU0: NUMA affinity '0,3-' is not a list of NUMA nodes"));
-  EXPECT_TRUE(any_warning_contains(t.warnings, "GPU1: NUMA affinity '9-3' is not a list of NUMA nodes"));
+  EXPECT_TRUE(any_contains(t.warnings, "GPU0: NUMA affinity '0,3-' is not a list of NUMA nodes"));
+  EXPECT_TRUE(any_contains(t.warnings, "GPU1: NUMA affinity '9-3' is not a list of NUMA nodes"));
   // A range past Linux's 1024 nodes is not expanded.
   t = parse_nvidia_smi_topo(head + "GPU0\t X \tNV4\t0-7\t0-999999\nGPU1\tNV4\t X \t0-7\t1\n");
   EXPECT_TRUE(t.gpus[0].numa_affinity.empty());
@@ -241,44 +232,45 @@ TEST(TopoParse, MalformedNumaAffinityIsIgnoredWithAWarning) {
 TEST(TopoParse, P2pCapabilityOutputIsNamed) {
   // `nvidia-smi topo -p2p rw` (GNS: GPU not supported) and `-p2p p` (all OK): same layout, other codes.
   for (const char* file : {"25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt", "26_5gpu_p2p-p_all-ok_NOT-topo-m.txt"}) {
-    const std::string msg = error_of(read_topo(file));
+    const std::string msg = topo_error_of(topo_text(file));
     EXPECT_NE(msg.find("this is `nvidia-smi topo -p2p` output (peer-to-peer capability"), std::string::npos) << msg;
     EXPECT_NE(msg.find("not `nvidia-smi topo -m`"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("unknown connection code"), std::string::npos) << msg;
     try {
-      parse_topology(read_topo(file));  // format detection gives the same answer
+      parse_topology(topo_text(file));  // format detection gives the same answer
       ADD_FAILURE() << file;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("`nvidia-smi topo -p2p`"), std::string::npos) << e.what();
     }
   }
-  EXPECT_NE(error_of(read_topo("25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt")).find("row GPU0 says 'GNS'"),
+  EXPECT_NE(topo_error_of(topo_text("25_2gpu_p2p-rw_gns_legend_NOT-topo-m.txt")).find("row GPU0 says 'GNS'"),
             std::string::npos);
-  EXPECT_NE(error_of(read_topo("26_5gpu_p2p-p_all-ok_NOT-topo-m.txt")).find("row GPU0 says 'OK'"), std::string::npos);
+  EXPECT_NE(topo_error_of(topo_text("26_5gpu_p2p-p_all-ok_NOT-topo-m.txt")).find("row GPU0 says 'OK'"),
+            std::string::npos);
 }
 
 TEST(TopoParse, GarbageNamesWhatIsMissing) {
-  EXPECT_NE(error_of("hello world\nthis is not it\n").find("not an nvidia-smi topo -m output: no header line naming GPU0"),
+  EXPECT_NE(topo_error_of("hello world\nthis is not it\n").find("not an nvidia-smi topo -m output: no header line naming GPU0"),
             std::string::npos);
-  EXPECT_NE(error_of("").find("no header line naming GPU0"), std::string::npos);
-  EXPECT_NE(error_of("\tGPU0\tGPU1\n").find("no GPU rows"), std::string::npos);
+  EXPECT_NE(topo_error_of("").find("no header line naming GPU0"), std::string::npos);
+  EXPECT_NE(topo_error_of("\tGPU0\tGPU1\n").find("no GPU rows"), std::string::npos);
 }
 
 TEST(TopoParse, UnknownCodeNamesRowAndColumn) {
-  const std::string msg = error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNVX\t0-3\nGPU1\tNV2\t X \t0-3\n");
+  const std::string msg = topo_error_of("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNVX\t0-3\nGPU1\tNV2\t X \t0-3\n");
   EXPECT_NE(msg.find("row GPU0, column GPU1: unknown connection code 'NVX'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("accepted: X, NV<n>, PIX, PXB, PHB, NODE, SYS, SOC"), std::string::npos) << msg;
 }
 
 TEST(TopoParse, NonSquareMatrixIsRejected) {
   // Row GPU2 but only two GPU columns.
-  std::string msg = error_of("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \nGPU2\tNV2\tNV2\n");
+  std::string msg = topo_error_of("\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \nGPU2\tNV2\tNV2\n");
   EXPECT_NE(msg.find("not square"), std::string::npos) << msg;
   // A row with too few entries before its affinity values.
-  msg = error_of("\tGPU0\tGPU1\tGPU2\tCPU Affinity\nGPU0\t X \tNV2\t0-3\n");
+  msg = topo_error_of("\tGPU0\tGPU1\tGPU2\tCPU Affinity\nGPU0\t X \tNV2\t0-3\n");
   EXPECT_NE(msg.find("not square"), std::string::npos) << msg;
   // A shifted diagonal.
-  msg = error_of("\tGPU0\tGPU1\nGPU0\tNV2\t X \nGPU1\tNV2\t X \n");
+  msg = topo_error_of("\tGPU0\tGPU1\nGPU0\tNV2\t X \nGPU1\tNV2\t X \n");
   EXPECT_NE(msg.find("diagonal"), std::string::npos) << msg;
 }
 
@@ -286,13 +278,13 @@ TEST(TopoParse, RowsCutOffAreFilledFromColumnsWithAWarning) {
   const Topology t = parse_nvidia_smi_topo("\tGPU0\tGPU1\tGPU2\nGPU0\t X \tNV4\tSYS\nGPU1\tNV4\t X \tSYS\n");
   ASSERT_EQ(t.gpus.size(), 3u);
   EXPECT_EQ(t.links[2][0], "SYS");  // from row GPU0, column GPU2
-  EXPECT_TRUE(any_warning_contains(t.warnings, "no row for GPU(s) 2"));
+  EXPECT_TRUE(any_contains(t.warnings, "no row for GPU(s) 2"));
 }
 
 TEST(TopoParse, DetectsFormat) {
-  EXPECT_EQ(parse_topology(read_topo("20_amd-8gpu-xgmi_rocm-smi-showtopo.txt")).format, "rocm-smi --showtopo");
-  EXPECT_EQ(parse_topology(read_topo("21_amd-mi300x_amd-smi-topology_bdf-tables.txt")).format, "amd-smi topology");
-  EXPECT_EQ(parse_topology(read_topo("05_hgx-h100_nv18_no-nic_ht-affinity.txt")).format, "nvidia-smi topo -m");
+  EXPECT_EQ(parse_topology(topo_text("20_amd-8gpu-xgmi_rocm-smi-showtopo.txt")).format, "rocm-smi --showtopo");
+  EXPECT_EQ(parse_topology(topo_text("21_amd-mi300x_amd-smi-topology_bdf-tables.txt")).format, "amd-smi topology");
+  EXPECT_EQ(parse_topology(topo_text("05_hgx-h100_nv18_no-nic_ht-affinity.txt")).format, "nvidia-smi topo -m");
 }
 
 }  // namespace

@@ -38,14 +38,14 @@ const std::vector<OptionInfo>& options_table(Question q) {
 
 // The request's launch file first (when it has one), then what was given: given options win over the file's.
 template <typename Request>
-Request request_from(const nlohmann::json& json, std::optional<Question> question = std::nullopt) {
+Request request_from(const nlohmann::json& document, std::optional<Question> question = std::nullopt) {
   Request request;
   const detail::FieldList fields = detail::fields_of(request);
   if (question) {
-    const nlohmann::json from_file = detail::launch_options(*question, json);
+    const nlohmann::json from_file = detail::launch_options(*question, document);
     if (!from_file.empty()) detail::read_fields(fields, from_file);
   }
-  detail::read_fields(fields, json);
+  detail::read_fields(fields, document);
   return request;
 }
 

@@ -612,8 +612,6 @@ std::size_t parameter_length(std::string_view text) {
   return std::string_view("@*#?-$!").find(text[0]) != std::string_view::npos ? 1 : 0;
 }
 
-bool all_digits(std::string_view text) { return !text.empty() && std::all_of(text.begin(), text.end(), is_digit); }
-
 std::string joined_text(const std::vector<Value>& values) {
   std::string out;
   for (std::size_t i = 0; i < values.size(); ++i) out += (i > 0 ? " " : "") + values[i].text;
@@ -1078,11 +1076,6 @@ std::optional<std::int64_t> parse_arithmetic_number(std::string_view text, bool&
     if (__builtin_mul_overflow(value, base, &value) || __builtin_add_overflow(value, digit, &value)) overflow = true;
   }
   return value;
-}
-
-template <std::size_t N>
-bool is_one_of(std::string_view text, const std::string_view (&options)[N]) {
-  return std::find(std::begin(options), std::end(options), text) != std::end(options);
 }
 
 // Evaluates one arithmetic expression as bash does, with 64-bit integers. `live` false: the part of a && || or

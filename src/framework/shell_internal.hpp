@@ -1,6 +1,7 @@
 // Pieces shared by the bash reader's parser and executor (shell_script.cpp) and its expansions (shell_expand.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -12,6 +13,17 @@
 #include <vector>
 
 namespace gpuplan::framework::shell {
+
+// Whether `text` is one of `options` (a reserved word, an operator).
+template <std::size_t N>
+bool is_one_of(std::string_view text, const std::string_view (&options)[N]) {
+  return std::find(std::begin(options), std::end(options), text) != std::end(options);
+}
+
+// A non-empty run of decimal digits (a positional parameter, a file descriptor).
+inline bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 // Deepest nesting of compound commands, expansions, quotes and arithmetic the reader follows.
 constexpr int kMaxNesting = 64;

@@ -55,15 +55,6 @@ constexpr std::string_view kCommandStartWords[] = {"if",    "then", "elif", "els
                                                    "until", "!",    "{",    "for",  "time"};
 constexpr std::string_view kCommandStartOperators[] = {";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", ";;&"};
 
-template <std::size_t N>
-bool is_one_of(std::string_view text, const std::string_view (&options)[N]) {
-  return std::find(std::begin(options), std::end(options), text) != std::end(options);
-}
-
-bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 bool is_metacharacter(char c) { return std::string_view(" \t\n;&|<>()").find(c) != std::string_view::npos; }
 
 // NAME= or NAME+=, the start of an assignment that a ( turns into an array assignment.

@@ -128,9 +128,9 @@ std::string accepted_types() {
 
 ModelConfig model_from_hf_config(std::string_view json_text, std::string_view origin_view) {
   const std::string origin(origin_view);
-  const nlohmann::json json = detail::parse_json_input(json_text, origin, "a Hugging Face config.json");
-  if (!json.is_object()) throw InputError(origin, "a JSON " + std::string(json.type_name()), "a JSON object");
-  const detail::HfConfigReader r(json, origin);
+  const nlohmann::json config = detail::parse_json_input(json_text, origin, "a Hugging Face config.json");
+  if (!config.is_object()) throw InputError(origin, "a JSON " + std::string(config.type_name()), "a JSON object");
+  const detail::HfConfigReader r(config, origin);
   if (!r.has("model_type")) throw InputError(r.field("model_type"), "missing", accepted_types());
   const std::string type = r.string("model_type", "");
   const auto it = readers().find(type);

@@ -4,7 +4,7 @@
 namespace gpuplan::memory {
 
 namespace {
-constexpr const char* kKorthikanti = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4";
+constexpr const char* kKorthikantiSection4 = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4";
 constexpr const char* kTorchNn = "docs/activations-torch-nn.md (measured with saved_tensors_hooks)";
 constexpr const char* kHf = "Hugging Face transformers modeling_llama.py (RMSNorm in fp32, fp32 softmax)";
 constexpr const char* kTeCrossEntropy =
@@ -84,7 +84,7 @@ double checkpointed_layer_bytes(const ActivationContext& c, Ledger& g) {
   const double residual_bytes = c.impl == Impl::torch_nn ? 4.0 : c.element_bytes;
   const double seq_split = (c.impl == Impl::megatron && c.sequence_parallel) ? c.tp : 1.0;
   g.add("checkpointed layer input", residual_bytes * x.tokens * x.hidden / seq_split,
-        c.impl == Impl::torch_nn ? kTorchNn : kKorthikanti);
+        c.impl == Impl::torch_nn ? kTorchNn : kKorthikantiSection4);
   return g.total() - before;
 }
 
@@ -97,7 +97,7 @@ double embedding_activation_bytes(const ActivationContext& c, Ledger& g) {
     if (c.dropout) g.add("embedding dropout mask (fp32, CPU dropout)", 4.0 * x.tokens * x.hidden, kTorchNn);
   } else if (c.dropout) {
     const double seq_split = (c.impl == Impl::megatron && c.sequence_parallel) ? c.tp : 1.0;
-    g.add("embedding dropout mask (1 byte)", x.tokens * x.hidden / seq_split, kKorthikanti);
+    g.add("embedding dropout mask (1 byte)", x.tokens * x.hidden / seq_split, kKorthikantiSection4);
   }
   return g.total() - before;
 }
@@ -108,9 +108,9 @@ double head_activation_bytes(const ActivationContext& c, Ledger& g) {
   switch (c.impl) {
     case Impl::megatron: {
       const double seq_split = c.sequence_parallel ? c.tp : 1.0;
-      g.add("final norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
-      g.add("final norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, kKorthikanti);
-      g.add("output layer input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+      g.add("final norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikantiSection4);
+      g.add("final norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, kKorthikantiSection4);
+      g.add("output layer input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikantiSection4);
       break;
     }
     case Impl::torch_nn: {

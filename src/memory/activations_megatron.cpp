@@ -8,7 +8,7 @@
 namespace gpuplan::memory {
 
 namespace {
-constexpr const char* kKorthikanti = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4.1";
+constexpr const char* kKorthikantiSection41 = "Korthikanti et al. 2022, arXiv 2205.05198, sec. 4.1";
 constexpr const char* kFlash = "FlashAttention saves q, k, v, output and fp32 logsumexp (Dao 2022)";
 constexpr const char* kMoeRouter = "Megatron-Core 0.13+ moe/router.py, moe_utils.py (TopKRouter)";
 constexpr const char* kMoeDispatcher = "Megatron-Core 0.13+ moe/token_dispatcher.py (alltoall), moe_utils.py permute";
@@ -62,41 +62,41 @@ void megatron_moe_terms(const ActivationContext& c, const Shapes& x, double seq_
 double megatron_attention(const ActivationContext& c, const Shapes& x, Ledger& g) {
   const double before = g.total();
   const double seq_split = c.sequence_parallel ? c.tp : 1.0;   // sequence-parallel regions are split over TP
-  g.add("input norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+  g.add("input norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikantiSection41);
   g.add("input norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
   if (x.mla) {
     mla_projection_terms(c, x, g, seq_split);
   } else {
-    g.add("QKV projection input", c.gemm_input_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
-    g.add("query", c.element_bytes * x.tokens * x.q_width / c.tp, kKorthikanti);
+    g.add("QKV projection input", c.gemm_input_bytes * x.tokens * x.hidden / seq_split, kKorthikantiSection41);
+    g.add("query", c.element_bytes * x.tokens * x.q_width / c.tp, kKorthikantiSection41);
     g.add("key and value", c.element_bytes * x.tokens * 2.0 * x.kv_width / c.tp, "GQA: k/a of the query width");
   }
-  core_attention_terms(c, x, g, kKorthikanti, kFlash);
-  g.add("output projection input", c.gemm_input_bytes * x.tokens * x.v_width / c.tp, kKorthikanti);
+  core_attention_terms(c, x, g, kKorthikantiSection41, kFlash);
+  g.add("output projection input", c.gemm_input_bytes * x.tokens * x.v_width / c.tp, kKorthikantiSection41);
   // Under a2a and all_gather context parallelism Transformer Engine saves its own copy of the attention output
   // (before the output all-to-all, or the two half-sequence outputs); the one returned is a second tensor.
   if (c.cp > 1 && (c.cp_comm == CpComm::a2a || c.cp_comm == CpComm::all_gather))
     g.add("attention output Transformer Engine keeps for its backward (a second copy under CP a2a/all_gather)",
           c.element_bytes * x.tokens * x.v_width / c.tp, kTeContextParallel);
-  if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
+  if (c.dropout) g.add("attention residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikantiSection41);
   return g.total() - before;
 }
 
 double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g) {
   const double before = g.total();
   const double seq_split = c.sequence_parallel ? c.tp : 1.0;
-  g.add("pre-MLP norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+  g.add("pre-MLP norm input", c.element_bytes * x.tokens * x.hidden / seq_split, kKorthikantiSection41);
   g.add("pre-MLP norm statistics (fp32)", x.norm_stats * x.tokens / seq_split, "LayerNorm mean+rstd / RMSNorm rstd");
   const double up_outputs = x.gated ? 2.0 : 1.0;
   if (!moe_layer) {
-    g.add("MLP up-projection input", c.gemm_input_bytes * x.tokens * x.hidden / seq_split, kKorthikanti);
+    g.add("MLP up-projection input", c.gemm_input_bytes * x.tokens * x.hidden / seq_split, kKorthikantiSection41);
     g.add(x.gated ? "gate and up projection outputs" : "activation input (fc1 output)",
-          up_outputs * c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
-    g.add("down-projection input", c.gemm_input_bytes * x.tokens * x.ffn / c.tp, kKorthikanti);
+          up_outputs * c.element_bytes * x.tokens * x.ffn / c.tp, kKorthikantiSection41);
+    g.add("down-projection input", c.gemm_input_bytes * x.tokens * x.ffn / c.tp, kKorthikantiSection41);
   } else {
     megatron_moe_terms(c, x, seq_split, g);
   }
-  if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikanti);
+  if (c.dropout) g.add("MLP residual dropout mask", x.tokens * x.hidden / seq_split, kKorthikantiSection41);
   return g.total() - before;
 }
 

@@ -27,7 +27,7 @@ constexpr Component kComponents[] = {
     {"runtime (context, comms, allocator)", &StageReport::runtime, nullptr},
 };
 
-std::string gb(std::int64_t b) { return format_bytes(static_cast<double>(b)); }
+std::string in_gb(std::int64_t b) { return format_bytes(static_cast<double>(b)); }
 
 std::string stage_table(const StageReport& st, bool explain) {
   // A parameter count alone has no layers to name.
@@ -36,26 +36,27 @@ std::string stage_table(const StageReport& st, bool explain) {
                                 format_quantity(st.in_flight_microbatches, "microbatch", "microbatches"));
   for (const auto& c : kComponents) {
     std::string value;
-    if (c.field != nullptr) value = gb(st.*c.field);
-    else value = (st.*c.unknown_when_null) ? gb(*(st.*c.unknown_when_null)) : "unknown (no architecture)";
+    if (c.field != nullptr) value = in_gb(st.*c.field);
+    else value = (st.*c.unknown_when_null) ? in_gb(*(st.*c.unknown_when_null)) : "unknown (no architecture)";
     if (c.field == &StageReport::wgrad_buffers && st.wgrad_buffers == 0) continue;   // megatron only
     out += fmt::format("  {:<36} {:>24}\n", c.label, value);
     if (c.field == &StageReport::optimizer_states)
       out += fmt::format("  {:<36} {:>24}\n", "= model states",
-                         gb(st.weights + st.master_weights + st.gradients + st.optimizer_states));
+                         in_gb(st.weights + st.master_weights + st.gradients + st.optimizer_states));
   }
   out += fmt::format("  {:<36} {:>24}   torch.cuda.max_memory_allocated\n", "allocated peak (tensors)",
-                     gb(st.allocated_peak));
+                     in_gb(st.allocated_peak));
   out += fmt::format("  {:<36} {:>24}   torch.cuda.max_memory_reserved\n", "reserved peak (caching allocator)",
-                     gb(st.reserved_peak));
-  out += fmt::format("  {:<36} {:>24}   GPU context, communicator buffers\n", "outside PyTorch", gb(st.outside_torch));
-  out += fmt::format("  {:<36} {:>24}   peak at {}\n", "total = reserved + outside PyTorch", gb(st.total),
+                     in_gb(st.reserved_peak));
+  out += fmt::format("  {:<36} {:>24}   GPU context, communicator buffers\n", "outside PyTorch",
+                     in_gb(st.outside_torch));
+  out += fmt::format("  {:<36} {:>24}   peak at {}\n", "total = reserved + outside PyTorch", in_gb(st.total),
                      st.peak_phase);
-  out += fmt::format("  {:<36} forward end {}, backward {}, optimizer step {}\n", "phases", gb(st.phases.forward_end),
-                     gb(st.phases.backward), gb(st.phases.optimizer_step));
+  out += fmt::format("  {:<36} forward end {}, backward {}, optimizer step {}\n", "phases",
+                     in_gb(st.phases.forward_end), in_gb(st.phases.backward), in_gb(st.phases.optimizer_step));
   if (st.offloaded_to_host)
-    out += fmt::format("  {:<36} {:>24}\n", "offloaded to host memory", gb(*st.offloaded_to_host));
-  if (st.offloaded_to_nvme) out += fmt::format("  {:<36} {:>24}\n", "offloaded to NVMe", gb(*st.offloaded_to_nvme));
+    out += fmt::format("  {:<36} {:>24}\n", "offloaded to host memory", in_gb(*st.offloaded_to_host));
+  if (st.offloaded_to_nvme) out += fmt::format("  {:<36} {:>24}\n", "offloaded to NVMe", in_gb(*st.offloaded_to_nvme));
   if (explain && st.terms) {
     out += "  Terms:\n";
     for (const auto& t : *st.terms)
@@ -67,7 +68,7 @@ std::string stage_table(const StageReport& st, bool explain) {
 
 // "4.3 GB (4.0 GiB) to spare" or "10.1 GB (9.4 GiB) short": how a total stands against the usable memory.
 std::string headroom_text(std::int64_t usable, std::int64_t total) {
-  return usable >= total ? gb(usable - total) + " to spare" : gb(total - usable) + " short";
+  return usable >= total ? in_gb(usable - total) + " to spare" : in_gb(total - usable) + " short";
 }
 
 std::string suggestions_header(const MemoryResult& r, bool any_fits) {
@@ -86,7 +87,7 @@ std::string suggestions_text(const MemoryResult& r) {
   for (const auto& f : r.suggestions) {
     if (any && !f.fits) continue;
     if (++shown > 8) break;
-    out += fmt::format("  {:<24} -> {} per GPU, {}. Cost: {}. ({})\n", f.change, gb(f.new_total),
+    out += fmt::format("  {:<24} -> {} per GPU, {}. Cost: {}. ({})\n", f.change, in_gb(f.new_total),
                        headroom_text(r.usable, f.new_total), f.cost, f.description);
   }
   return out;
@@ -95,18 +96,18 @@ std::string suggestions_text(const MemoryResult& r) {
 // One node's host memory or NVMe: what its GPUs keep there against what it has.
 std::string storage_line(const char* what, const NodeStorageReport& s) {
   if (!s.per_gpu) return "";
-  std::string per_gpu = gb(*s.per_gpu);
+  std::string per_gpu = in_gb(*s.per_gpu);
   if (s.pinned_buffers && *s.pinned_buffers > 0)
-    per_gpu += s.total > 0 ? fmt::format(" ({} offloaded + {} pinned NVMe swap buffers)", gb(s.total),
-                                         gb(*s.pinned_buffers))
+    per_gpu += s.total > 0 ? fmt::format(" ({} offloaded + {} pinned NVMe swap buffers)", in_gb(s.total),
+                                         in_gb(*s.pinned_buffers))
                            : " of pinned NVMe swap buffers";
   if (!s.gpus_per_node)
     return fmt::format("{} per GPU: {} (not checked: the GPUs per node are not known)\n", what, per_gpu);
   const std::string needs = fmt::format("{} per node: {} x {} per GPU = {}", what,
                                         format_quantity(*s.gpus_per_node, "GPU", "GPUs"), per_gpu,
-                                        gb(*s.needed_per_node));
+                                        in_gb(*s.needed_per_node));
   if (!s.capacity_per_node) return needs + " (capacity not known: not checked)\n";
-  return fmt::format("{} of {}: {}\n", needs, gb(*s.capacity_per_node), *s.fits ? "fits" : "does NOT fit");
+  return fmt::format("{} of {}: {}\n", needs, in_gb(*s.capacity_per_node), *s.fits ? "fits" : "does NOT fit");
 }
 
 std::string node_lines(const MemoryResult& r, bool explain) {
@@ -129,17 +130,17 @@ std::string node_lines(const MemoryResult& r, bool explain) {
 std::string node_shortfall(const MemoryResult& r) {
   std::string out;
   if (r.host.fits && !*r.host.fits)
-    out += fmt::format("; host memory does NOT fit, {} per node of {}", gb(*r.host.needed_per_node),
-                       gb(*r.host.capacity_per_node));
+    out += fmt::format("; host memory does NOT fit, {} per node of {}", in_gb(*r.host.needed_per_node),
+                       in_gb(*r.host.capacity_per_node));
   if (r.nvme.fits && !*r.nvme.fits)
-    out += fmt::format("; NVMe does NOT fit, {} per node of {}", gb(*r.nvme.needed_per_node),
-                       gb(*r.nvme.capacity_per_node));
+    out += fmt::format("; NVMe does NOT fit, {} per node of {}", in_gb(*r.nvme.needed_per_node),
+                       in_gb(*r.nvme.capacity_per_node));
   return out;
 }
 
 std::string verdict(const MemoryResult& r) {
   const std::string needs = fmt::format("Worst stage: {}. Needs {} of {} usable per GPU: ", r.stage,
-                                        gb(r.per_gpu.total), gb(r.usable));
+                                        in_gb(r.per_gpu.total), in_gb(r.usable));
   const std::string standing = headroom_text(r.usable, r.per_gpu.total);
   const bool gpu_fits = r.usable >= r.per_gpu.total;
   if (!r.activations_known)
@@ -153,8 +154,8 @@ std::string verdict(const MemoryResult& r) {
 // The memory the check is against, and whose it is: a named GPU, the default one, or a size given; and what is
 // usable of it once the margin is kept free.
 std::string gpu_line(const MemoryResult& r) {
-  const std::string usable = fmt::format("{}; usable {} with {:.0f}% kept free (--memory-margin)", gb(r.capacity),
-                                         gb(r.usable), 100 * r.memory_margin);
+  const std::string usable = fmt::format("{}; usable {} with {:.0f}% kept free (--memory-margin)", in_gb(r.capacity),
+                                         in_gb(r.usable), 100 * r.memory_margin);
   if (r.gpu.empty()) return fmt::format("GPU memory: {} (--gpu-memory)\n", usable);
   return fmt::format("GPU: {}{}: {}\n", r.gpu, r.gpu_assumed ? " (the default; --gpu or --gpu-memory for another)" : "",
                      usable);

@@ -1,0 +1,52 @@
+#pragma once
+// Small helpers shared by the unit tests. The tests compile in batches (a unity build), so a helper that two files
+// would each define for themselves lives here once.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpuplan/error.hpp"
+
+namespace gpuplan::test {
+
+// The message of the InputError that `action` throws; empty when it throws none.
+template <typename Action>
+std::string error_of(const Action& action) {
+  try {
+    action();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// `value` rounded to `digits` significant digits, the precision of a published figure such as "671B".
+inline double significant(double value, int digits) {
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(value))));
+  return std::round(value * scale) / scale;
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The text of a file under tests/data/ ("topo/05_hgx-h100.txt"); a file that cannot be read fails the test.
+inline std::string read_test_data(const std::string& relative) {
+  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/" + relative, std::ios::binary);
+  EXPECT_TRUE(in.good()) << relative;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Whether any of `lines` contains `part`.
+inline bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
+  for (const std::string& line : lines) {
+    if (contains(line, part)) return true;
+  }
+  return false;
+}
+
+}  // namespace gpuplan::test
