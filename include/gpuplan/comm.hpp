@@ -3,6 +3,7 @@
 // algorithm and protocol), decomposed over the scale-up domain (NVLink/NVSwitch) and the NICs.
 // Pure functions; see docs/comm.md.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,7 +29,13 @@ struct TierCalibration {
   double latency_us = 0;     // fixed cost per collective; 0: from the NCCL constants
   double step_latency_us = 0;  // added per ring step (2(n-1) for allreduce, n-1 for allgather...); fitted only
                                // when the calibration logs cover several rank counts
+  // The bus bandwidth of each group size the logs measured (ranks -> GB/s), when they measured several: NCCL's
+  // busbw still changes with the ranks (2 to 8 A100s on one NVSwitch: 197 to 229 GB/s). A size between two
+  // measured ones interpolates on log2(ranks), one outside takes the nearest. Empty: bus_GBps for every size.
+  std::map<int, double> bus_GBps_by_ranks;
 };
+// The bus bandwidth a calibrated tier gives a group of `ranks` (bus_GBps_by_ranks, else bus_GBps).
+double calibrated_bus_GBps(const TierCalibration& calibration, int ranks);
 
 // What the comm model needs to know about the machines.
 struct Fabric {

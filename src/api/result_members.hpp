@@ -172,8 +172,10 @@ GPUPLAN_MEMBERS(CollectiveRow, member("size_bytes", &T::size_bytes), member("tim
                 member("algorithm", &T::algorithm), member("protocol", &T::protocol), member("reason", &T::reason));
 GPUPLAN_MEMBERS(FitStats, member("rows", &T::rows), member("files", &T::files),
                 member("mean_rel_error", &T::mean_rel_error), member("max_rel_error", &T::max_rel_error));
+GPUPLAN_MEMBERS(RankBandwidth, member("ranks", &T::ranks), member("bus_GBps", &T::bus_GBps));
 GPUPLAN_MEMBERS(TierFitReport, member("bus_GBps", &T::bus_GBps), member("latency_us", &T::latency_us),
-                member("step_latency_us", &T::step_latency_us), member("fit", &T::fit),
+                member("step_latency_us", &T::step_latency_us), member("bus_GBps_by_ranks", &T::bus_GBps_by_ranks),
+                member("fit", &T::fit),
                 member("sources", &T::sources));
 GPUPLAN_MEMBERS(CommCalibrationSection, member("_comment", &T::comment), member("intra", &T::intra),
                 member("inter", &T::inter), member("sources", &T::sources));

@@ -2,10 +2,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "comm/constants.hpp"
 #include "gpuplan/comm.hpp"
@@ -25,68 +27,76 @@ double ring_steps(Collective c, int n) {
   return c == Collective::allreduce ? 2.0 * (n - 1) : static_cast<double>(n - 1);
 }
 
-struct Point {
-  double steps, x, t_us;   // t = a + b*steps + x/bus (x = size*factor in bytes, bus in bytes/us)
+// One nccl-tests row as a least-squares equation: t_us = columns . coefficients, with the columns
+// [1, ring steps, x at the 1st rank count, x at the 2nd, ...] (x = size x busbw factor in bytes, 0 in the columns
+// of the other rank counts): a latency, a latency per ring step, and 1 / bus bandwidth per rank count.
+struct Equation {
+  std::vector<double> columns;
+  double t_us = 0;
 };
 
-// Weighted least squares (weights 1/t: relative residuals) on the selected columns of [1, steps, x].
-bool solve(const std::vector<Point>& pts, const std::array<bool, 3>& use, std::array<double, 3>& coef) {
-  std::array<std::array<double, 4>, 3> m{};   // augmented normal equations
-  std::array<int, 3> idx{};
-  int k = 0;
-  for (int j = 0; j < 3; ++j)
-    if (use[j]) idx[k++] = j;
-  for (const auto& p : pts) {
-    const double w = 1.0 / (p.t_us * p.t_us);
-    const std::array<double, 3> row = {1.0, p.steps, p.x};
-    for (int a = 0; a < k; ++a) {
-      for (int b = 0; b < k; ++b) m[a][b] += w * row[idx[a]] * row[idx[b]];
-      m[a][3] += w * row[idx[a]] * p.t_us;
+// Weighted least squares (weights 1/t^2: relative residuals) on the columns `use` selects; false when singular.
+bool solve(const std::vector<Equation>& equations, const std::vector<bool>& use, std::vector<double>& coef) {
+  std::vector<std::size_t> idx;
+  for (std::size_t j = 0; j < use.size(); ++j)
+    if (use[j]) idx.push_back(j);
+  const std::size_t k = idx.size();
+  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0.0));   // augmented normal equations
+  for (const Equation& e : equations) {
+    const double w = 1.0 / (e.t_us * e.t_us);
+    for (std::size_t a = 0; a < k; ++a) {
+      for (std::size_t b = 0; b < k; ++b) m[a][b] += w * e.columns[idx[a]] * e.columns[idx[b]];
+      m[a][k] += w * e.columns[idx[a]] * e.t_us;
     }
   }
-  // Gaussian elimination with partial pivoting on a k x k system.
-  for (int c = 0; c < k; ++c) {
-    int piv = c;
-    for (int r = c + 1; r < k; ++r)
+  // Gauss-Jordan elimination with partial pivoting.
+  for (std::size_t c = 0; c < k; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < k; ++r)
       if (std::fabs(m[r][c]) > std::fabs(m[piv][c])) piv = r;
     if (std::fabs(m[piv][c]) < 1e-300) return false;
     std::swap(m[c], m[piv]);
-    for (int r = 0; r < k; ++r) {
+    for (std::size_t r = 0; r < k; ++r) {
       if (r == c) continue;
       const double f = m[r][c] / m[c][c];
-      for (int q = c; q < 4; ++q) m[r][q] -= f * m[c][q];
+      for (std::size_t q = c; q <= k; ++q) m[r][q] -= f * m[c][q];
     }
   }
-  coef = {0, 0, 0};
-  for (int a = 0; a < k; ++a) {
-    // Column 3 holds the right-hand side after elimination.
-    coef[idx[a]] = m[a][3] / m[a][a];
-  }
+  coef.assign(use.size(), 0.0);
+  for (std::size_t a = 0; a < k; ++a) coef[idx[a]] = m[a][k] / m[a][a];   // column k: the right-hand side
   return true;
 }
 
-TierFit fit_tier(const std::vector<const NcclTestsLog*>& logs, const char* tier) {
-  TierFit out;
-  if (logs.empty()) return out;
-  std::vector<Point> pts;
-  std::set<double> steps_seen;
+// The equations of a tier's rows; `rank_counts` (sorted) gives each rank count its bandwidth column when there
+// are several. Counts the distinct ring-step counts, which decide whether a per-step latency can be fitted.
+std::vector<Equation> tier_equations(const std::vector<const NcclTestsLog*>& logs, const std::vector<int>& rank_counts,
+                                     std::set<double>& steps_seen) {
+  std::vector<Equation> equations;
+  const bool per_ranks = rank_counts.size() >= 2;
   for (const auto* l : logs) {
-    out.sources.push_back(l->origin);
     const double factor = busbw_factor(l->collective, l->ranks);
     const double steps = ring_steps(l->collective, l->ranks);
+    const auto at = std::lower_bound(rank_counts.begin(), rank_counts.end(), l->ranks) - rank_counts.begin();
+    const std::size_t column = 2 + (per_ranks ? static_cast<std::size_t>(at) : 0);
     for (const auto& r : l->rows) {
-      pts.push_back({steps, r.size_bytes * factor, r.time_us});
+      Equation e{std::vector<double>(2 + (per_ranks ? rank_counts.size() : 1), 0.0), r.time_us};
+      e.columns[0] = 1.0;
+      e.columns[1] = steps;
+      e.columns[column] = r.size_bytes * factor;
+      equations.push_back(std::move(e));
       steps_seen.insert(steps);
     }
   }
-  if (pts.size() < 2)
-    throw InputError(fmt::format("logs ({} tier)", tier), fmt::format("{} result row(s)", pts.size()),
-                     "at least 2 sizes per tier to fit a latency and a bandwidth");
-  // Full model when several rank counts give distinct step counts; drop negative terms and refit.
-  std::array<bool, 3> use = {true, steps_seen.size() >= 2, true};
-  std::array<double, 3> coef{};
+  return equations;
+}
+
+// Fits the coefficients; a negative latency or step latency is dropped and the rest refitted.
+std::vector<double> fit_coefficients(const std::vector<Equation>& equations, bool with_steps, const char* tier) {
+  std::vector<bool> use(equations.front().columns.size(), true);
+  use[1] = with_steps;
+  std::vector<double> coef;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    if (!solve(pts, use, coef)) {
+    if (!solve(equations, use, coef)) {
       if (use[1]) {
         use[1] = false;
         continue;
@@ -99,23 +109,48 @@ TierFit fit_tier(const std::vector<const NcclTestsLog*>& logs, const char* tier)
     else if (use[0] && coef[0] < 0) use[0] = false, again = true;
     if (!again) break;
   }
-  if (!(coef[2] > 0))
-    throw InputError(fmt::format("logs ({} tier)", tier), "times that do not grow with the size",
-                     "nccl-tests rows spanning sizes large enough to be bandwidth-bound (MiB to GiB)");
+  for (std::size_t j = 2; j < coef.size(); ++j)
+    if (!(coef[j] > 0))
+      throw InputError(fmt::format("logs ({} tier)", tier), "times that do not grow with the size",
+                       "nccl-tests rows spanning sizes large enough to be bandwidth-bound (MiB to GiB)");
+  return coef;
+}
+
+TierFit fit_tier(const std::vector<const NcclTestsLog*>& logs, const char* tier) {
+  TierFit out;
+  if (logs.empty()) return out;
+  std::set<int> distinct;
+  for (const auto* l : logs) {
+    if (l->ranks < 2)
+      throw InputError(l->origin, fmt::format("{} rank(s)", l->ranks), "a log of 2 or more ranks (a collective)");
+    out.sources.push_back(l->origin);
+    distinct.insert(l->ranks);
+  }
+  const std::vector<int> rank_counts(distinct.begin(), distinct.end());
+  std::set<double> steps_seen;
+  const std::vector<Equation> equations = tier_equations(logs, rank_counts, steps_seen);
+  if (equations.size() < 2)
+    throw InputError(fmt::format("logs ({} tier)", tier), fmt::format("{} result row(s)", equations.size()),
+                     "at least 2 sizes per tier to fit a latency and a bandwidth");
+  const std::vector<double> coef = fit_coefficients(equations, steps_seen.size() >= 2, tier);
   out.fitted = true;
   out.files = static_cast<int>(logs.size());
-  out.points = static_cast<int>(pts.size());
+  out.points = static_cast<int>(equations.size());
   out.calibration.latency_us = std::max(0.0, coef[0]);
   out.calibration.step_latency_us = std::max(0.0, coef[1]);
-  out.calibration.bus_GBps = 1.0 / coef[2] / 1e3;   // bytes/us -> GB/s
+  out.calibration.bus_GBps = 1.0 / coef.back() / 1e3;   // bytes/us -> GB/s; the largest group measured
+  if (rank_counts.size() >= 2)
+    for (std::size_t i = 0; i < rank_counts.size(); ++i)
+      out.calibration.bus_GBps_by_ranks[rank_counts[i]] = 1.0 / coef[2 + i] / 1e3;
   double sum = 0, worst = 0;
-  for (const auto& p : pts) {
-    const double pred = coef[0] + coef[1] * p.steps + coef[2] * p.x;
-    const double e = std::fabs(pred - p.t_us) / p.t_us;
-    sum += e;
-    worst = std::max(worst, e);
+  for (const Equation& e : equations) {
+    double predicted = 0;
+    for (std::size_t j = 0; j < coef.size(); ++j) predicted += coef[j] * e.columns[j];
+    const double relative = std::fabs(predicted - e.t_us) / e.t_us;
+    sum += relative;
+    worst = std::max(worst, relative);
   }
-  out.mean_rel_error = sum / static_cast<double>(pts.size());
+  out.mean_rel_error = sum / static_cast<double>(equations.size());
   out.max_rel_error = worst;
   return out;
 }
@@ -139,9 +174,28 @@ void check_keys(const json& obj, const std::string& where, const std::vector<std
   }
 }
 
+// [{"ranks": 2, "bus_GBps": 197.1}, ...]: ranks 2 or more, each once, a bandwidth above 0.
+std::map<int, double> read_bus_by_ranks(const json& list, const std::string& where) {
+  const std::string field = where + ".bus_GBps_by_ranks";
+  const char* accepted = "an array of {\"ranks\": 2 or more, \"bus_GBps\": above 0}, each rank count once";
+  if (!list.is_array()) bad(field, list, accepted);
+  std::map<int, double> by_ranks;
+  for (const json& entry : list) {
+    if (!entry.is_object() || entry.size() != 2 || !entry.contains("ranks") || !entry.contains("bus_GBps"))
+      bad(field, entry, accepted);
+    const json& ranks = entry.at("ranks");
+    const json& bus = entry.at("bus_GBps");
+    if (!ranks.is_number_integer() || ranks.get<std::int64_t>() < 2 || ranks.get<std::int64_t>() > 1'000'000 ||
+        !bus.is_number() || !(bus.get<double>() > 0) || bus.get<double>() > 1e6 ||
+        !by_ranks.emplace(ranks.get<int>(), bus.get<double>()).second)
+      bad(field, entry, accepted);
+  }
+  return by_ranks;
+}
+
 TierCalibration read_tier(const json& v, const std::string& where) {
   if (!v.is_object()) bad(where, v, "an object with bus_GBps, latency_us, step_latency_us");
-  check_keys(v, where, {"bus_GBps", "latency_us", "step_latency_us", "fit", "sources"});
+  check_keys(v, where, {"bus_GBps", "latency_us", "step_latency_us", "bus_GBps_by_ranks", "fit", "sources"});
   TierCalibration t;
   auto num = [&](const char* key, double hi) {
     if (!v.contains(key) || v.at(key).is_null()) return 0.0;
@@ -153,10 +207,24 @@ TierCalibration read_tier(const json& v, const std::string& where) {
   t.bus_GBps = num("bus_GBps", 1e6);
   t.latency_us = num("latency_us", 1e7);
   t.step_latency_us = num("step_latency_us", 1e6);
+  if (v.contains("bus_GBps_by_ranks")) t.bus_GBps_by_ranks = read_bus_by_ranks(v.at("bus_GBps_by_ranks"), where);
   return t;
 }
 
 }  // namespace
+
+double calibrated_bus_GBps(const TierCalibration& calibration, int ranks) {
+  const auto& by_ranks = calibration.bus_GBps_by_ranks;
+  if (by_ranks.empty()) return calibration.bus_GBps;
+  const auto above = by_ranks.lower_bound(ranks);
+  if (above == by_ranks.begin()) return above->second;
+  if (above == by_ranks.end()) return std::prev(above)->second;
+  if (above->first == ranks) return above->second;
+  const auto below = std::prev(above);
+  const double span = std::log2(static_cast<double>(above->first) / below->first);
+  const double at = std::log2(static_cast<double>(ranks) / below->first) / span;
+  return below->second + at * (above->second - below->second);
+}
 
 CommCalibration calibrate_comm(const std::vector<NcclTestsLog>& logs, int gpus_per_node) {
   if (logs.empty()) throw InputError("logs", "no files", "one or more nccl-tests output files");
@@ -184,6 +252,12 @@ std::string comm_calibration_json(const CommCalibration& cal) {
     j["bus_GBps"] = t.calibration.bus_GBps;
     j["latency_us"] = t.calibration.latency_us;
     j["step_latency_us"] = t.calibration.step_latency_us;
+    if (!t.calibration.bus_GBps_by_ranks.empty()) {
+      ordered_json by_ranks = ordered_json::array();
+      for (const auto& [ranks, bus] : t.calibration.bus_GBps_by_ranks)
+        by_ranks.push_back({{"ranks", ranks}, {"bus_GBps", bus}});
+      j["bus_GBps_by_ranks"] = by_ranks;
+    }
     j["fit"] = {{"rows", t.points}, {"files", t.files}, {"mean_rel_error", t.mean_rel_error},
                 {"max_rel_error", t.max_rel_error}};
     j["sources"] = t.sources;

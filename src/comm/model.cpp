@@ -391,15 +391,18 @@ struct Candidate {
   bool calibrated;
 };
 
-// The calibration of the tier the group runs on: across nodes or inside one.
-const TierCalibration& tier_calibration(const Fabric& fabric, const Setup& setup) {
-  if (setup.nodes > 1) return fabric.inter;
-  const bool user_calibrated = fabric.intra.bus_GBps > 0 || fabric.intra.latency_us > 0 || fabric.intra.step_latency_us > 0;
-  return setup.measured != nullptr && !user_calibrated ? *setup.measured : fabric.intra;
+bool has_bandwidth(const TierCalibration& calibration) {
+  return calibration.bus_GBps > 0 || !calibration.bus_GBps_by_ranks.empty();
 }
 
 bool is_calibrated(const TierCalibration& calibration) {
-  return calibration.bus_GBps > 0 || calibration.latency_us > 0 || calibration.step_latency_us > 0;
+  return has_bandwidth(calibration) || calibration.latency_us > 0 || calibration.step_latency_us > 0;
+}
+
+// The calibration of the tier the group runs on: across nodes or inside one.
+const TierCalibration& tier_calibration(const Fabric& fabric, const Setup& setup) {
+  if (setup.nodes > 1) return fabric.inter;
+  return setup.measured != nullptr && !is_calibrated(fabric.intra) ? *setup.measured : fabric.intra;
 }
 
 // A calibrated tier replaces the model's bandwidth and/or latency for the fastest candidate.
@@ -412,8 +415,8 @@ void apply_calibration(const Fabric& fabric, const Setup& setup, double bytes, C
                                ? (calibration.latency_us + steps * calibration.step_latency_us) * 1e-6
                                : fastest.latency_s;
   double transfer_s = fastest.time_s - fastest.latency_s;
-  if (calibration.bus_GBps > 0) {
-    double bus_GBps = calibration.bus_GBps;
+  if (has_bandwidth(calibration)) {
+    double bus_GBps = calibrated_bus_GBps(calibration, setup.ranks);
     // The calibration measured packed groups: a group with a smaller NIC share gets proportionally less.
     if (setup.nodes > 1 && setup.nic_share_per_rank_packed_GBps > 0)
       bus_GBps *= std::min(1.0, setup.nic_share_per_rank_GBps / setup.nic_share_per_rank_packed_GBps);

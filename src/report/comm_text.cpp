@@ -38,10 +38,19 @@ namespace {
 
 std::string tier_text(const char* name, const std::optional<TierFitReport>& t) {
   if (!t) return "";
+  std::string by_ranks;
+  if (t->bus_GBps_by_ranks) {
+    // The tier line's busbw is the largest group's.
+    for (const RankBandwidth& b : *t->bus_GBps_by_ranks)
+      by_ranks += fmt::format("{}{} ranks {:.2f}", by_ranks.empty() ? "  busbw by group size: " : ", ", b.ranks,
+                              b.bus_GBps);
+    by_ranks += " GB/s\n";
+  }
   return fmt::format("{} tier: latency {:.2f} us + {:.3f} us per ring step, busbw {:.2f} GB/s  ({} rows from {} file{}; "
                      "fit error mean {:.1f}%, max {:.1f}%)\n",
                      name, t->latency_us, t->step_latency_us, t->bus_GBps, t->fit.rows, t->fit.files,
-                     t->fit.files == 1 ? "" : "s", 100 * t->fit.mean_rel_error, 100 * t->fit.max_rel_error);
+                     t->fit.files == 1 ? "" : "s", 100 * t->fit.mean_rel_error, 100 * t->fit.max_rel_error) +
+         by_ranks;
 }
 
 std::string comparison_text(const CalibrateResult& r) {

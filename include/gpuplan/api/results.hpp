@@ -337,8 +337,13 @@ struct FitStats {
   std::int64_t rows = 0, files = 0;
   double mean_rel_error = 0, max_rel_error = 0;
 };
+struct RankBandwidth {
+  std::int64_t ranks = 0;
+  double bus_GBps = 0;
+};
 struct TierFitReport {
   double bus_GBps = 0, latency_us = 0, step_latency_us = 0;
+  std::optional<std::vector<RankBandwidth>> bus_GBps_by_ranks;   // when the logs measured several group sizes
   FitStats fit;
   std::vector<std::string> sources;
 };
