@@ -71,7 +71,7 @@ def measured(tmp_path_factory):
         [sys.executable, "-m", "gpuplan.measure", "--device", "cpu", "--shapes", "128,256,256;64,128,128,4",
          "--dtype", "fp32", "--gpu", "h100-sxm-80gb", "--peak-tflops", "0.01", "--warmup", "1", "--iters", "2",
          "--repeats", "3", "--attention-seq-lens", "32,64,128", "--attention-head-dims", "32",
-         "--attention-heads", "2", "--attention-tokens", "128", "--ranks", "2", "--comm-sizes", "64K,256K,1M",
+         "--attention-heads", "2", "--attention-tokens", "128", "--ranks", "2", "--comm-sizes", "1M,4M,16M",
          "--comm-warmup", "1", "--comm-iters", "3", "--out", str(out)],
         capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert done.returncode == 0, done.stdout + done.stderr
