@@ -65,6 +65,8 @@ struct PerfConstants {
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)
+  double tp_overlap_reserved_sms = 0;    // with TP overlap, SMs the reduce-scatter after each row-parallel forward
+                                         // GEMM takes from that GEMM (Transformer Engine's set_sm_margin)
   double measured_gemm_efficiency = 1;   // 1: use data/gemm/'s measured table for this GPU where there is one
   double nvme_optimizer_overlap = 0;     // fraction of the CPU optimizer step that NVMe reads and writes of the
                                          // swapped states hide behind (DeepSpeed pipeline_read/pipeline_write)

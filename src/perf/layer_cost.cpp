@@ -205,13 +205,17 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const MicrobatchShape& 
   const double out_k = static_cast<double>(m.heads) * v;
   const double in_n = std::max(0.0, attn_params - out_k * h) / h;  // q, k, v (and MLA) projections, as one GEMM
   Cost c = linear(mc, s, tokens, in_n / tp, h, 1);
-  c += linear(mc, s, tokens, h, out_k / tp, 1);
+  const Cost out_projection = linear(mc, s, tokens, h, out_k / tp, 1);
+  c += out_projection;
+  c.row_parallel_forward_s += out_projection.forward_s;
   double act_elems = 0;  // elements entering the activation function
   if (!moe) {
     const double ffn = static_cast<double>(m.ffn_hidden);
     const double up = m.mlp == MlpKind::gated ? 2 : 1;
     c += linear(mc, s, tokens, up * ffn / tp, h, 1);
-    c += linear(mc, s, tokens, h, ffn / tp, 1);
+    const Cost down = linear(mc, s, tokens, h, ffn / tp, 1);
+    c += down;
+    c.row_parallel_forward_s += down.forward_s;
     act_elems += tokens * ffn / tp;
   } else {
     add_moe_mlp(mc, m, s, ep, etp, c, act_elems);

@@ -27,10 +27,14 @@ struct Cost {
   double forward_s = 0;
   double backward_s = 0;
   double gemm_forward_s = 0;      // the linear-layer GEMMs of the forward: what TP communication can overlap with
+  // The forward GEMMs of the row-parallel linears TP overlap pipelines a reduce-scatter into (attention output
+  // projection, dense MLP down projection), part of gemm_forward_s.
+  double row_parallel_forward_s = 0;
   Cost& operator+=(const Cost& o) {
     forward_s += o.forward_s;
     backward_s += o.backward_s;
     gemm_forward_s += o.gemm_forward_s;
+    row_parallel_forward_s += o.row_parallel_forward_s;
     return *this;
   }
 };

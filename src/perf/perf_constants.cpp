@@ -38,6 +38,7 @@ constexpr Field kFields[] = {
     {"dp_bucket_elements_per_rank", &PerfConstants::dp_bucket_elements_per_rank, 0.0, 1e13},
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
+    {"tp_overlap_reserved_sms", &PerfConstants::tp_overlap_reserved_sms, 0.0, 1000.0},
     {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},
     {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},
     {"collective_call_s", &PerfConstants::collective_call_s, 0.0, 1e-2},
@@ -111,6 +112,9 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
     c.source += " + " + origin;
   }
   if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
+  if (c.tp_overlap_reserved_sms >= c.sm_count)
+    throw InputError("tp_overlap_reserved_sms", std::to_string(c.tp_overlap_reserved_sms),
+                     "fewer SMs than the GPU has (sm_count " + std::to_string(c.sm_count) + ")");
   return c;
 }
 

@@ -159,6 +159,8 @@ void StepModel::set_compute_fields(const LayerCosts& costs, const Cost& attentio
   moe_layer_forward_s_ = costs.moe.forward_s;
   attention_core_forward_s_ = attention_core.forward_s;
   layer_gemm_forward_s_ = costs.dense.gemm_forward_s;
+  dense_row_parallel_forward_s_ = costs.dense.row_parallel_forward_s;
+  moe_row_parallel_forward_s_ = costs.moe.row_parallel_forward_s;
   embedding_width_ = static_cast<double>(detail::embedding_width(*in_->memory.model));
 }
 

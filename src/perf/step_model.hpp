@@ -101,6 +101,7 @@ class StepModel {
 
   LayerCosts price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo);
   void set_compute_fields(const LayerCosts& costs, const Cost& attention_core);
+  double row_parallel_sm_margin_s(double layers, double moe_layers) const;
   void price_layer_comm(const MicrobatchShape& s, const Cost& attention_core);
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
@@ -128,6 +129,7 @@ class StepModel {
   // One microbatch, one layer, forward (the backward is derived per stage).
   double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;
   double layer_gemm_forward_s_ = 0;            // a dense layer's GEMMs: what TP communication overlaps with
+  double dense_row_parallel_forward_s_ = 0, moe_row_parallel_forward_s_ = 0;   // Cost::row_parallel_forward_s
   double tp_forward_per_layer_s_ = 0;          // the TP collectives of one layer's forward
   double tp_backward_per_layer_s_ = 0;         // the backward's the GEMMs wait for
   double tp_backward_async_per_layer_s_ = 0;   // the backward's issued beside the column-parallel GEMMs

@@ -57,9 +57,21 @@ StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant,
       tp_exposed(tp_backward_per_layer_s_ + tp_backward_async_per_layer_s_, 2 * layer_gemm_forward_s_);
   st.tp = layers * (tp_exposed(tp_forward_per_layer_s_, layer_gemm_forward_s_) + tp_backward) +
           recomputed * tp_exposed(tp_forward_per_layer_s_, layer_gemm_forward_s_) + b.tp_embedding_loss_s;
+  st.tp += (layers + recomputed) * row_parallel_sm_margin_s(layers, moe_layers);
   st.cp = layers * (cp_exposed_forward_s_ + cp_exposed_backward_s_) + recomputed * cp_exposed_forward_s_;
   st.ep = moe_layers * 2 * ep_comm_per_layer_s_ + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_comm_per_layer_s_;
   return st;
+}
+
+// With --tp-overlap, Transformer Engine pipelines the reduce-scatter after each row-parallel forward GEMM into
+// that GEMM and runs it on SMs it takes from the GEMM (userbuffers 'pipeline' overlap with set_sm_margin): those
+// GEMMs run on the remaining SMs. The time this adds per layer forward, averaged over the stage's layers.
+double StepModel::row_parallel_sm_margin_s(double layers, double moe_layers) const {
+  const double reserved = job_->perf.tp_overlap_reserved_sms;
+  if (!tp_overlap_ || layout_.tp <= 1 || reserved <= 0 || layers <= 0) return 0;
+  const double slowdown = reserved / (job_->perf.sm_count - reserved);
+  return slowdown *
+         ((layers - moe_layers) * dense_row_parallel_forward_s_ + moe_layers * moe_row_parallel_forward_s_) / layers;
 }
 
 // Local gradients: dense over the data x context group, experts over the expert-data group.
