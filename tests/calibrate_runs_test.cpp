@@ -6,12 +6,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "api/measured_runs.hpp"
 #include "api/resolve.hpp"
 #include "cli_runner.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/perf_fit.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
@@ -118,12 +120,47 @@ TEST(CalibrateRuns, ReadsAMegatronLog) {
   EXPECT_EQ(r.training.micro_batch, 4);
   EXPECT_EQ(r.training.global_batch, 64);
   EXPECT_EQ(r.training.precision, "bf16");
+  EXPECT_DOUBLE_EQ(r.training.dropout, 0.1);   // hidden_dropout and attention_dropout 0.1, Megatron's default
+  EXPECT_EQ(r.training.grad_dtype, "fp32");    // bf16 without grad_reduce_in_bf16 reduces in fp32
+  EXPECT_EQ(r.training.loss, "unfused");       // no cross_entropy_loss_fusion
   const EstimateInputs in = api::detail::estimate_job_inputs(r);
   EXPECT_EQ(in.memory.model->layers, 24);
   EXPECT_EQ(in.memory.model->hidden, 2048);
   EXPECT_EQ(in.memory.model->heads, 16);
   EXPECT_EQ(in.memory.model->ffn_hidden, 8192);
   EXPECT_EQ(in.memory.model->vocab, 50304);  // padded_vocab_size
+}
+
+// The same log with the arguments Megatron-LM prints for --grad-reduce-in-bf16, --cross-entropy-loss-fusion
+// --cross-entropy-fusion-impl te and no dropout (Llama-style): the run is priced with them.
+TEST(CalibrateRuns, ReadsTheLogsGradientDtypeLossAndDropout) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  api::FileInput log = file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
+  auto set = [&log](const std::string& name, const std::string& value) {
+    const std::string key = "  " + name + " ";
+    const auto at = log.text->find(key);
+    const std::string line = key + std::string(48 - key.size(), '.') + " " + value + "\n";
+    if (at == std::string::npos) {
+      log.text->insert(log.text->find("  accumulate_allreduce_grads_in_fp32"), line);
+    } else {
+      log.text->replace(at, log.text->find('\n', at) + 1 - at, line);
+    }
+  };
+  set("attention_dropout", "0.0");
+  set("hidden_dropout", "0.0");
+  set("grad_reduce_in_bf16", "True");
+  set("cross_entropy_loss_fusion", "True");
+  set("cross_entropy_fusion_impl", "te");
+  const api::EstimateRequest r = api::detail::read_runs(log, defaults).at(0).request;
+  EXPECT_DOUBLE_EQ(r.training.dropout, 0.0);
+  EXPECT_EQ(r.training.grad_dtype, "bf16");
+  EXPECT_EQ(r.training.loss, "fused-te");
+  set("hidden_dropout", "1.5");
+  const std::string message = test::error_of([&] { api::detail::read_runs(log, defaults); });
+  EXPECT_NE(message.find("argument hidden_dropout"), std::string::npos) << message;
+  EXPECT_NE(message.find("'1.5'"), std::string::npos) << message;
+  EXPECT_NE(message.find("a probability from 0 to 1"), std::string::npos) << message;
 }
 
 TEST(CalibrateRuns, ReadsALogWhoseArgumentsAreNotUtf8) {
@@ -162,6 +199,39 @@ TEST(CalibrateRuns, BadCsvValueNamesFileLineColumn) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "runs.csv:3: column 'tp'");
     EXPECT_EQ(e.given(), "'two'");
+  }
+}
+
+TEST(CalibrateRuns, CsvGradientDtypeDropoutAndLossColumns) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-h100";
+  const std::string header = "model,tp,gpus,seq,global_batch,Main Grads Dtype,hidden-dropout,loss,step_s\n";
+  const auto runs = api::detail::read_runs(
+      {"runs.csv", header + "llama-3.1-8b,1,8,4096,32,bf16,0.1,fused-te,5.0\nllama-3.1-8b,1,8,4096,32,,,,5.0\n"},
+      defaults);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].request.training.grad_dtype, "bf16");
+  EXPECT_DOUBLE_EQ(runs[0].request.training.dropout, 0.1);
+  EXPECT_EQ(runs[0].request.training.loss, "fused-te");
+  EXPECT_EQ(runs[1].request.training.grad_dtype, "fp32");   // empty cells: the defaults
+  EXPECT_DOUBLE_EQ(runs[1].request.training.dropout, 0.0);
+  EXPECT_EQ(runs[1].request.training.loss, "unfused");
+  // The columns reach the model: reduced in bf16, the gradients move half the bytes of fp32 ones.
+  api::EstimateRequest fp32_gradients = runs[0].request;
+  fp32_gradients.training.grad_dtype = "fp32";
+  EXPECT_LT(estimate_step(api::detail::estimate_job_inputs(runs[0].request)).step_s,
+            estimate_step(api::detail::estimate_job_inputs(fp32_gradients)).step_s);
+  for (const auto& [row, column, accepted] :
+       {std::tuple{"llama-3.1-8b,1,8,4096,32,bf8,0,unfused,5\n", "Main Grads Dtype", "one of fp32|bf16|fp16"},
+        std::tuple{"llama-3.1-8b,1,8,4096,32,bf16,1.5,unfused,5\n", "hidden-dropout", "a probability from 0 to 1"},
+        std::tuple{"llama-3.1-8b,1,8,4096,32,bf16,0,fused,5\n", "loss", "one of unfused|fused-te|fused-native|chunked"}}) {
+    try {
+      api::detail::read_runs({"runs.csv", header + row}, defaults);
+      FAIL() << "accepted " << row;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), std::string("runs.csv:2: column '") + column + "'");
+      EXPECT_NE(std::string(e.what()).find(accepted), std::string::npos) << e.what();
+    }
   }
 }
 

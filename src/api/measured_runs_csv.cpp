@@ -33,6 +33,8 @@ const std::map<std::string, std::string>& column_names() {
       {"global_batch", "global_batch"}, {"global_batch_size", "global_batch"}, {"gbs", "global_batch"},
       {"recompute", "recompute"}, {"precision", "precision"}, {"attention", "attention"}, {"zero", "zero"},
       {"sequence_parallel", "sequence_parallel"}, {"tp_overlap", "tp_overlap"}, {"dp_overlap", "dp_overlap"},
+      {"grad_dtype", "grad_dtype"}, {"main_grads_dtype", "grad_dtype"}, {"dropout", "dropout"},
+      {"hidden_dropout", "dropout"}, {"loss", "loss"},
       {"step_ms", "step_ms"}, {"step_time_ms", "step_ms"}, {"iteration_time_ms", "step_ms"},
       {"step_s", "step_s"}, {"step_time_s", "step_s"}, {"iteration_time_s", "step_s"},
       {"release", ""}, {"note", ""}, {"label", ""}};
@@ -67,7 +69,7 @@ std::vector<std::string> cells(const std::string& line) {
 std::string accepted_columns() {
   return "model, hidden, heads, kv_heads, layers, ffn_hidden, vocab, seq, system, gpu, gpus, nodes, tp, pp, dp, cp, "
          "ep, vpp, micro_batch, global_batch, recompute, precision, attention, zero, sequence_parallel, tp_overlap, "
-         "dp_overlap, and the step time as step_ms or step_s (docs/estimate.md lists every spelling)";
+         "dp_overlap, grad_dtype, dropout, loss, and the step time as step_ms or step_s (docs/estimate.md lists every spelling)";
 }
 
 // One data row: its cells by column, and where it is for messages.
@@ -93,6 +95,21 @@ struct Row {
     if (ec != std::errc() || end != t.data() + t.size() || !(v > 0) || !std::isfinite(v))
       throw bad(key, "a finite step time > 0");
     return v * unit;
+  }
+  double probability(const std::string& key) const {
+    double v = 0;
+    const std::string& t = text(key);
+    const auto [end, ec] = gpuplan::detail::from_chars_double(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size() || !(v >= 0 && v <= 1)) throw bad(key, "a probability from 0 to 1");
+    return v;
+  }
+  // The cell when it is one of `accepted` (separated by '|'), else an error naming them.
+  std::string choice(const std::string& key, const std::string& accepted) const {
+    const std::string& t = text(key);
+    const std::string padded = "|" + accepted + "|";
+    if (t.empty() || t.find('|') != std::string::npos || padded.find("|" + t + "|") == std::string::npos)
+      throw bad(key, "one of " + accepted);
+    return t;
   }
   bool flag(const std::string& key) const {
     const std::string t = normalized(text(key));
@@ -164,6 +181,9 @@ RunRecord record(const Row& row, const CalibrateRequest& defaults) {
   r.hardware.catalog = defaults.catalog;
   if (row.has("tp_overlap")) r.timing.tp_overlap = row.flag("tp_overlap");
   if (row.has("dp_overlap")) r.timing.dp_overlap = row.flag("dp_overlap");
+  if (row.has("grad_dtype")) r.training.grad_dtype = row.choice("grad_dtype", "fp32|bf16|fp16");
+  if (row.has("dropout")) r.training.dropout = row.probability("dropout");
+  if (row.has("loss")) r.training.loss = row.choice("loss", "unfused|fused-te|fused-native|chunked");
   r.timing.perf = defaults.perf;
   if (row.has("step_ms")) rec.step_s = row.seconds("step_ms", 1e-3);
   else if (row.has("step_s")) rec.step_s = row.seconds("step_s", 1.0);

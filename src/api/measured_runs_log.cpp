@@ -121,6 +121,17 @@ class Arguments {
                        "a whole number >= 1");
     return v;
   }
+  // A probability in [0, 1] (dropout), or the fallback when the block does not state it.
+  double probability(const std::string& name, double fallback) const {
+    if (!has(name)) return fallback;
+    const Argument& a = log_.args.at(name);
+    double v = 0;
+    const auto [end, ec] = gpuplan::detail::from_chars_double(a.value.data(), a.value.data() + a.value.size(), v);
+    if (ec != std::errc() || end != a.value.data() + a.value.size() || !(v >= 0 && v <= 1))
+      throw InputError(fmt::format("{}:{}: argument {}", path_, a.line, name), "'" + a.value + "'",
+                       "a probability from 0 to 1");
+    return v;
+  }
   // The model as Megatron's own arguments describe it (model_type "megatron", src/io/megatron_args_model.cpp).
   std::string model_config() const {
     nlohmann::json j = {{"model_type", "megatron"}};
@@ -160,6 +171,18 @@ void set_layout(const Arguments& a, EstimateRequest& r) {
                     : "flash";
 }
 
+// What the run trained with beyond the layout: dropout (Megatron-LM's default is 0.1, so a log states it), the
+// dtype gradients are reduced in, and the cross-entropy kernel, as src/framework/megatron_convert.cpp reads them
+// from a launch script.
+void set_training_options(const Arguments& a, EstimateRequest& r) {
+  r.training.dropout = std::max(a.probability("hidden_dropout", 0), a.probability("attention_dropout", 0));
+  if (a.flag("grad_reduce_in_bf16") || a.text("main_grads_dtype", "") == "torch.bfloat16" ||
+      a.text("main_grads_dtype", "") == "bf16")
+    r.training.grad_dtype = "bf16";
+  if (a.flag("cross_entropy_loss_fusion"))
+    r.training.loss = a.text("cross_entropy_fusion_impl", "native") == "te" ? "fused-te" : "fused-native";
+}
+
 double median_step_ms(const Log& log, const std::string& path) {
   std::vector<double> ms;
   for (std::size_t i = 1; i < log.iterations.size(); ++i)
@@ -186,6 +209,7 @@ RunRecord log_record(const Log& log, const FileInput& file, const CalibrateReque
   if (a.has("global_batch_size")) r.training.global_batch = a.integer("global_batch_size");
   r.training.precision = a.flag("bf16") ? "bf16" : a.flag("fp16") ? "fp16" : defaults.precision.value_or("fp32");
   set_layout(a, r);
+  set_training_options(a, r);
   r.cluster.system = defaults.cluster.system;
   r.hardware.gpu = defaults.gpu;
   r.hardware.catalog = defaults.catalog;
