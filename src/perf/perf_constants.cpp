@@ -113,8 +113,8 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
   }
   if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
   if (c.tp_overlap_reserved_sms >= c.sm_count)
-    throw InputError("tp_overlap_reserved_sms", std::to_string(c.tp_overlap_reserved_sms),
-                     "fewer SMs than the GPU has (sm_count " + std::to_string(c.sm_count) + ")");
+    throw InputError("tp_overlap_reserved_sms", fmt::format("{:g}", c.tp_overlap_reserved_sms),
+                     fmt::format("fewer SMs than {} has (sm_count {:g})", gpu.name, c.sm_count));
   return c;
 }
 
