@@ -69,7 +69,8 @@ std::vector<std::string> cells(const std::string& line) {
 std::string accepted_columns() {
   return "model, hidden, heads, kv_heads, layers, ffn_hidden, vocab, seq, system, gpu, gpus, nodes, tp, pp, dp, cp, "
          "ep, vpp, micro_batch, global_batch, recompute, precision, attention, zero, sequence_parallel, tp_overlap, "
-         "dp_overlap, grad_dtype, dropout, loss, and the step time as step_ms or step_s (docs/estimate.md lists every spelling)";
+         "dp_overlap, grad_dtype, dropout, loss, and the step time as step_ms or step_s (docs/estimate.md lists "
+         "every spelling)";
 }
 
 // One data row: its cells by column, and where it is for messages.
@@ -100,7 +101,8 @@ struct Row {
     double v = 0;
     const std::string& t = text(key);
     const auto [end, ec] = gpuplan::detail::from_chars_double(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || !(v >= 0 && v <= 1)) throw bad(key, "a probability from 0 to 1");
+    if (ec != std::errc() || end != t.data() + t.size() || !(v >= 0 && v <= 1))
+      throw bad(key, "a probability from 0 to 1");
     return v;
   }
   // The cell when it is one of `accepted` (separated by '|'), else an error naming them.
