@@ -11,6 +11,7 @@
 #include "api/measured_runs.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
+#include "util/choices.hpp"
 #include "util/from_chars.hpp"
 
 namespace gpuplan::api::detail {
@@ -98,20 +99,19 @@ struct Row {
     return v * unit;
   }
   double probability(const std::string& key) const {
-    double v = 0;
-    const std::string& t = text(key);
-    const auto [end, ec] = gpuplan::detail::from_chars_double(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size() || !(v >= 0 && v <= 1))
-      throw bad(key, "a probability from 0 to 1");
-    return v;
+    const std::optional<double> v = probability_of(text(key));
+    if (!v) throw bad(key, "a probability from 0 to 1");
+    return *v;
   }
-  // The cell when it is one of `accepted` (separated by '|'), else an error naming them.
-  std::string choice(const std::string& key, const std::string& accepted) const {
-    const std::string& t = text(key);
-    const std::string padded = "|" + accepted + "|";
-    if (t.empty() || t.find('|') != std::string::npos || padded.find("|" + t + "|") == std::string::npos)
-      throw bad(key, "one of " + accepted);
-    return t;
+  // The cell when it names a value of `table` (the names the command line takes), else an error listing them.
+  template <typename E, std::size_t N>
+  std::string choice(const std::string& key, const choices::Named<E> (&table)[N]) const {
+    std::string accepted;
+    for (const auto& entry : table) {
+      if (text(key) == entry.name) return entry.name;
+      accepted += (accepted.empty() ? "one of " : "|") + std::string(entry.name);
+    }
+    throw bad(key, accepted);
   }
   bool flag(const std::string& key) const {
     const std::string t = normalized(text(key));
@@ -183,9 +183,9 @@ RunRecord record(const Row& row, const CalibrateRequest& defaults) {
   r.hardware.catalog = defaults.catalog;
   if (row.has("tp_overlap")) r.timing.tp_overlap = row.flag("tp_overlap");
   if (row.has("dp_overlap")) r.timing.dp_overlap = row.flag("dp_overlap");
-  if (row.has("grad_dtype")) r.training.grad_dtype = row.choice("grad_dtype", "fp32|bf16|fp16");
+  if (row.has("grad_dtype")) r.training.grad_dtype = row.choice("grad_dtype", choices::kDType);
   if (row.has("dropout")) r.training.dropout = row.probability("dropout");
-  if (row.has("loss")) r.training.loss = row.choice("loss", "unfused|fused-te|fused-native|chunked");
+  if (row.has("loss")) r.training.loss = row.choice("loss", choices::kLoss);
   r.timing.perf = defaults.perf;
   if (row.has("step_ms")) rec.step_s = row.seconds("step_ms", 1e-3);
   else if (row.has("step_s")) rec.step_s = row.seconds("step_s", 1.0);

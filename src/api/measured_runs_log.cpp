@@ -125,12 +125,11 @@ class Arguments {
   double probability(const std::string& name, double fallback) const {
     if (!has(name)) return fallback;
     const Argument& a = log_.args.at(name);
-    double v = 0;
-    const auto [end, ec] = gpuplan::detail::from_chars_double(a.value.data(), a.value.data() + a.value.size(), v);
-    if (ec != std::errc() || end != a.value.data() + a.value.size() || !(v >= 0 && v <= 1))
+    const std::optional<double> v = probability_of(a.value);
+    if (!v)
       throw InputError(fmt::format("{}:{}: argument {}", path_, a.line, name), "'" + a.value + "'",
                        "a probability from 0 to 1");
-    return v;
+    return *v;
   }
   // The model as Megatron's own arguments describe it (model_type "megatron", src/io/megatron_args_model.cpp).
   std::string model_config() const {
@@ -176,8 +175,8 @@ void set_layout(const Arguments& a, EstimateRequest& r) {
 // from a launch script.
 void set_training_options(const Arguments& a, EstimateRequest& r) {
   r.training.dropout = std::max(a.probability("hidden_dropout", 0), a.probability("attention_dropout", 0));
-  if (a.flag("grad_reduce_in_bf16") || a.text("main_grads_dtype", "") == "torch.bfloat16" ||
-      a.text("main_grads_dtype", "") == "bf16")
+  const std::string main_grads = a.text("main_grads_dtype", "");   // "bf16", or as printed: "torch.bfloat16"
+  if (a.flag("grad_reduce_in_bf16") || main_grads == "bf16" || main_grads == "torch.bfloat16")
     r.training.grad_dtype = "bf16";
   if (a.flag("cross_entropy_loss_fusion"))
     r.training.loss = a.text("cross_entropy_fusion_impl", "native") == "te" ? "fused-te" : "fused-native";
@@ -221,6 +220,13 @@ RunRecord log_record(const Log& log, const FileInput& file, const CalibrateReque
 }
 
 }  // namespace
+
+std::optional<double> probability_of(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] = gpuplan::detail::from_chars_double(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !(v >= 0 && v <= 1)) return std::nullopt;
+  return v;
+}
 
 std::vector<RunRecord> read_runs(const FileInput& file, const CalibrateRequest& defaults) {
   const std::string& text = file_text(file, "runs");
