@@ -86,13 +86,30 @@ TEST(B200Measured, PerCallCostAndPermuteRateFromTheFile) {
                                 op.at("all_gather").at("fixed_latency_us").get<double>() +
                                 op.at("reduce_scatter").at("fixed_latency_us").get<double>()) / 3;
   EXPECT_NEAR(b200.collective_call_s, mean_fixed_us * 1e-6, 0.01e-6);
-  // Permute: SimuMax moves (1 + 3k) x tokens x hidden elements per permute at permute_fwd's efficiency of gbps GiB/s;
-  // gpuplan 2k x tokens x hidden over the catalog's 8000 GB/s. Same time for top-6 and top-8 within 2 %.
-  const nlohmann::json& bw = measured().at("accelerator").at("bandwidth").at("permute_fwd");
-  const double simumax_Bps = bw.at("gbps").get<double>() * 1073741824.0 * bw.at("efficient_factor").get<double>();
-  for (const double k : {6.0, 8.0}) {
-    const double theirs = (1 + 3 * k) / simumax_Bps, ours = 2 * k / (8000e9 * b200.permute_efficiency);
-    EXPECT_NEAR(ours, theirs, 0.02 * theirs) << "top-" << k;
+  // Permute: SimuMax timed moe_permute_with_probs + moe_unpermute forward, then their backward, at 4096 tokens on
+  // DeepSeek-V2 (5120 hidden, top-6 of 160 experts) and DeepSeek-V3 (7168, top-8 of 256), capacity factor 1
+  // (simu_tools/efficency_test/test_ce_permute_efficiency.py). It stored each direction as an efficiency of gbps
+  // GiB/s over its bytes, (tokens + 3 x capacity x experts) x hidden x 2 B per kernel, two kernels, after taking
+  // latency_us off each of 4 launches per shape. Undo that to get the measured milliseconds.
+  const nlohmann::json& bw = measured().at("accelerator").at("bandwidth");
+  struct Shape {
+    double hidden, experts, topk;
+  };
+  const Shape shapes[] = {{5120, 160, 6}, {7168, 256, 8}};
+  const perf::Machine mc{2250e12, 8000e9, &b200};
+  for (const char* direction : {"permute_fwd", "permute_bwd"}) {
+    const nlohmann::json& d = bw.at(direction);
+    const double rate = d.at("gbps").get<double>() * 1073741824.0 * d.at("efficient_factor").get<double>();
+    double measured_s = 0, model_s = 0;
+    for (const Shape& shape : shapes) {
+      const double capacity = std::ceil(4096 * shape.topk / shape.experts);
+      const double simumax_bytes = 2 * (4096 + 3 * capacity * shape.experts) * shape.hidden * 2;
+      measured_s += simumax_bytes / rate + 4 * d.at("latency_us").get<double>() * 1e-6;
+      const perf::Cost c = perf::permutes(mc, 4096 * shape.topk * shape.hidden * 2);
+      model_s += std::string(direction) == "permute_fwd" ? c.forward_s : c.backward_s;
+    }
+    // One rate for both directions: each within 2 % of its measurement.
+    EXPECT_NEAR(model_s, measured_s, 0.02 * measured_s) << direction;
   }
   // Other GPUs keep the model's defaults.
   const PerfConstants h100 = perf_constants(HardwareCatalog::builtin().gpu("h100-sxm-80gb"));

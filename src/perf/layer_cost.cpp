@@ -140,6 +140,23 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
   return c;
 }
 
+// Permute and unpermute of the routed tokens (`routed_bytes`: one copy of every routed token), forward and
+// backward. Each reads and writes every routed copy once, and their backward is the same gather/scatter the other
+// way: the same bytes, which SimuMax's B200 timings of Transformer Engine's moe_permute/moe_unpermute confirm
+// (backward within 2 % of forward). Four kernels each way, at the rate measured for these kernels where
+// data/perf.json has one (permute_efficiency), otherwise as any bandwidth-bound kernel.
+Cost permutes(const Machine& mc, double routed_bytes) {
+  const double bytes = 2 * 2 * routed_bytes;
+  const double kernels = 4;
+  const PerfConstants& pc = *mc.constants;
+  Cost c;
+  c.forward_s = pc.permute_efficiency > 0
+                    ? bytes / (mc.hbm_Bps * pc.permute_efficiency) + kernels * pc.kernel_overhead_s
+                    : memory_bound_s(mc, bytes, kernels);
+  c.backward_s = c.forward_s;
+  return c;
+}
+
 namespace {
 
 // Router, routed experts (balanced routing), shared experts, and the permutes of a MoE layer's MLP, added to `c`
@@ -162,15 +179,7 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
     c += linear(mc, s, tokens, h, shared_ffn / s.tp, 1);
     act_elems += tokens * shared_ffn / s.tp;
   }
-  // Permute and unpermute of the routed tokens: read and write each copy once, at the rate measured for these
-  // gather/scatter kernels where data/perf.json has one (permute_efficiency).
-  const double permute_bytes = 2 * 2 * tokens * topk * h * s.element_bytes;
-  const PerfConstants& pc = *mc.constants;
-  const double permute = pc.permute_efficiency > 0
-                             ? permute_bytes / (mc.hbm_Bps * pc.permute_efficiency) + 2 * pc.kernel_overhead_s
-                             : memory_bound_s(mc, permute_bytes, 2);
-  c.forward_s += permute;
-  c.backward_s += 2 * permute;
+  c += permutes(mc, tokens * topk * h * s.element_bytes);
 }
 
 // Norms, bias-dropout-adds, the activation function and rotary embedding: bandwidth-bound kernels, forward; the

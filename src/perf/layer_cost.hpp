@@ -62,6 +62,8 @@ struct MicrobatchShape {
 // A linear layer of `batch` GEMMs, each (m x k) @ (k x n): forward, and backward as the data-gradient and the
 // weight-gradient GEMMs.
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch);
+// Permute and unpermute of a MoE layer's routed tokens; `routed_bytes` is one copy of every routed token.
+Cost permutes(const Machine& mc, double routed_bytes);
 // Attention core (scores, softmax, context) of one layer.
 Cost attention_core(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);
 // One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
