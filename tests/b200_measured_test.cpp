@@ -111,10 +111,31 @@ TEST(B200Measured, PerCallCostAndPermuteRateFromTheFile) {
     // One rate for both directions: each within 2 % of its measurement.
     EXPECT_NEAR(model_s, measured_s, 0.02 * measured_s) << direction;
   }
+  // Cross-entropy: the same script timed Megatron-LM's vocab_parallel_cross_entropy ("ce") and Transformer Engine's
+  // parallel_cross_entropy ("ce_fusion"), forward and backward, on bf16 logits of 4096 tokens by these
+  // vocabularies, and stored each as an efficiency over its bytes after taking latency_us off each of 2 launches
+  // per case. Its bytes per case, L logits: unfused 38 L + 8 x 4096 + 8 forward, 14 L + 4 backward; TE 8 L + 8 x 4096.
+  const double vocabularies[] = {102400, 129280, 128256, 64128, 32128, 16128, 128512};
+  for (const char* kind : {"ce", "ce_fusion"}) {
+    const nlohmann::json& d = bw.at(kind);
+    const double rate = d.at("gbps").get<double>() * 1073741824.0 * d.at("efficient_factor").get<double>();
+    const bool te = std::string(kind) == "ce_fusion";
+    double measured_s = 0, model_s = 0;
+    for (const double vocabulary : vocabularies) {
+      const double logits = 4096 * vocabulary;
+      const double bytes = te ? 8 * logits + 8 * 4096 : 52 * logits + 8 * 4096 + 12;
+      measured_s += bytes / rate + 2 * d.at("latency_us").get<double>() * 1e-6;
+      const perf::Cost c = perf::cross_entropy(mc, logits, 2, te ? Loss::fused_te : Loss::unfused);
+      model_s += c.forward_s + c.backward_s;
+    }
+    EXPECT_NEAR(model_s, measured_s, 0.01 * measured_s) << kind;
+  }
   // Other GPUs keep the model's defaults.
   const PerfConstants h100 = perf_constants(HardwareCatalog::builtin().gpu("h100-sxm-80gb"));
   EXPECT_EQ(h100.collective_call_s, 0.0);
   EXPECT_EQ(h100.permute_efficiency, 0.0);
+  EXPECT_EQ(h100.cross_entropy_efficiency, 0.0);
+  EXPECT_EQ(h100.te_cross_entropy_efficiency, 0.0);
 }
 
 TEST(B200Measured, FlashAttentionAtTheMeasuredEfficiency) {

@@ -320,13 +320,15 @@ int main(int argc, char** argv) {
     std::string model, release;
     int gpus, seq, gbs, mbs, tp, pp, cp, vpp;
     std::string recompute, tp_overlap;
-    double seconds, pred = 0;
+    double seconds;
+    std::string loss;
+    double pred = 0;
     double memory_gb = 0, capacity_gb = 0;
   };
   std::vector<Dgxc> dgxcs;
   for (const auto& c : csv_records(repo + "/validation/data/dgxc-h100-bf16.csv"))
     dgxcs.push_back({c[0], c[1], std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]),
-                     std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10], c[11], std::stod(c[12])});
+                     std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10], c[11], std::stod(c[12]), c.at(15)});
   double dgxc_mape = 0;
   for (auto& d : dgxcs) {
     EstimateInputs in = published_run(catalog, model_from_catalog(d.model), "dgx-h100", d.seq, d.mbs, d.gbs, d.gpus,
@@ -339,6 +341,8 @@ int main(int argc, char** argv) {
     in.memory.training.grad_dtype = DType::bf16;
     // GPT-3's yaml keeps hidden and attention dropout at 0.1; the Llama models have none.
     if (d.model == "gpt3-175b") in.memory.training.dropout = 0.1;
+    // The loss column: NeMo 2.0's fused cross-entropy for the Llama runs, Megatron-LM's unfused one for GPT-3.
+    in.memory.training.loss = d.loss == "fused-native" ? Loss::fused_native : Loss::unfused;
     in.memory.layout.sequence_parallel = d.tp > 1;
     in.memory.layout.zero = 1;  // distributed optimizer
     // Unknown settings (empty fields) take NeMo's launcher defaults: no recomputation, TP overlap on.
@@ -430,7 +434,8 @@ int main(int argc, char** argv) {
   md += "Held out, never fitted (the calibration is A100-only). Source and recipe settings: validation/data/dgxc-h100-bf16.csv. "
         "All runs: sequence parallelism with TP, distributed optimizer, flash attention, overlapped gradient reduction in "
         "bf16 (GPT-3's yaml: grad_sync_dtype bf16; NeMo's Llama performance recipes: grad_reduce_in_fp32 False); GPT-3 "
-        "with its yaml's dropout 0.1. "
+        "with its yaml's dropout 0.1 and Megatron-LM's unfused cross-entropy; the Llama runs with NeMo 2.0's fused "
+        "one (GPTConfig cross_entropy_loss_fusion True, Megatron's native implementation). "
         "Recompute and TP overlap marked (assumed) are not published for the Llama 3.1 runs; NeMo's launcher defaults are "
         "used (none, on). The memory column is gpuplan's worst-stage estimate against the usable memory.\n\n";
   md += "| model | release | GPUs | seq | global batch | tp | pp | cp | vpp | recompute | TP overlap | measured | predicted | error | memory (GB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -74,6 +74,9 @@ struct PerfConstants {
                                          // stream synchronisation around it), as measured on a node
   double permute_efficiency = 0;         // fraction of HBM peak the MoE token permute/unpermute kernels reach;
                                          // 0: memory_bound_efficiency
+  double cross_entropy_efficiency = 0;   // fraction of HBM peak Megatron-LM's vocab-parallel cross-entropy passes
+                                         // reach (unfused and fused-native); 0: memory_bound_efficiency
+  double te_cross_entropy_efficiency = 0;  // the same for Transformer Engine's fused cross-entropy kernels
   // What `gpuplan calibrate --runs` fits to measured step times (1, 1, 1, 0: the model as published).
   double compute_efficiency_scale = 1;   // multiplies every GEMM efficiency (measured table or constant), capped
                                          // at the peak

@@ -140,6 +140,48 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
   return c;
 }
 
+// Bytes and kernels over the logits (L elements of e bytes) of each loss implementation, from its source:
+// - unfused, Megatron-LM megatron/core/tensor_parallel/cross_entropy.py (_VocabParallelCrossEntropy): forward
+//   upcasts to fp32 (e + 4), takes the row max (4), subtracts it in place (8), exponentiates in place (8), sums
+//   (4) and divides in place (8), keeping the fp32 softmax; backward scales it in place (8) and autograd casts the
+//   gradient back to the logits' dtype (4 + e). Megatron-DeepSpeed's copy does the same passes.
+// - fused-native, megatron/core/fusions/fused_cross_entropy.py: the upcast and max in one kernel (e + 4), the
+//   subtraction and exponent in one (8), the sum (4) and the division (8); backward as unfused.
+// - fused-te, Transformer Engine transformer_engine/pytorch/triton/cross_entropy.py: forward one online-softmax
+//   pass over the 16-bit logits (e); backward one pass that writes the gradient over them (2e).
+// - chunked (a fused linear + cross-entropy that never materialises the logits): its chunks' logits, gradient
+//   written and read back, as fused-te's passes.
+Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss) {
+  const double e = element_bytes;
+  const PerfConstants& pc = *mc.constants;
+  // Where these kernels were measured on the GPU (data/perf.json), at that rate; otherwise as any bandwidth-bound
+  // kernel.
+  auto passes_s = [&](double bytes, double kernels, double measured_efficiency) {
+    const double efficiency = measured_efficiency > 0 ? measured_efficiency : pc.memory_bound_efficiency;
+    return bytes / (mc.hbm_Bps * efficiency) + kernels * pc.kernel_overhead_s;
+  };
+  Cost c;
+  switch (loss) {
+    case Loss::unfused:
+      c.forward_s = passes_s(logits * (e + 36), 6, pc.cross_entropy_efficiency);
+      c.backward_s = passes_s(logits * (12 + e), 2, pc.cross_entropy_efficiency);
+      break;
+    case Loss::fused_native:
+      c.forward_s = passes_s(logits * (e + 24), 4, pc.cross_entropy_efficiency);
+      c.backward_s = passes_s(logits * (12 + e), 2, pc.cross_entropy_efficiency);
+      break;
+    case Loss::fused_te:
+      c.forward_s = passes_s(logits * e, 1, pc.te_cross_entropy_efficiency);
+      c.backward_s = passes_s(logits * 2 * e, 1, pc.te_cross_entropy_efficiency);
+      break;
+    case Loss::chunked:
+      c.forward_s = passes_s(logits * e, 1, 0);
+      c.backward_s = passes_s(logits * 2 * e, 1, 0);
+      break;
+  }
+  return c;
+}
+
 // Permute and unpermute of the routed tokens (`routed_bytes`: one copy of every routed token), forward and
 // backward. Each reads and writes every routed copy once, and their backward is the same gather/scatter the other
 // way: the same bytes, which SimuMax's B200 timings of Transformer Engine's moe_permute/moe_unpermute confirm

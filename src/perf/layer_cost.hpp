@@ -64,6 +64,9 @@ struct MicrobatchShape {
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch);
 // Permute and unpermute of a MoE layer's routed tokens; `routed_bytes` is one copy of every routed token.
 Cost permutes(const Machine& mc, double routed_bytes);
+// The loss over `logits` elements (tokens x vocabulary of this rank) of `element_bytes` each, as `loss` computes it:
+// forward, and backward up to the logits' gradient.
+Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss);
 // Attention core (scores, softmax, context) of one layer.
 Cost attention_core(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);
 // One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).

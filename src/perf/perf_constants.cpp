@@ -43,6 +43,8 @@ constexpr Field kFields[] = {
     {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},
     {"collective_call_s", &PerfConstants::collective_call_s, 0.0, 1e-2},
     {"permute_efficiency", &PerfConstants::permute_efficiency, 0.0, 1.0},
+    {"cross_entropy_efficiency", &PerfConstants::cross_entropy_efficiency, 0.0, 1.0},
+    {"te_cross_entropy_efficiency", &PerfConstants::te_cross_entropy_efficiency, 0.0, 1.0},
     {"compute_efficiency_scale", &PerfConstants::compute_efficiency_scale, 0.1, 2.0},
     {"comm_intra_efficiency", &PerfConstants::comm_intra_efficiency, 0.01, 1.0},
     {"comm_inter_efficiency", &PerfConstants::comm_inter_efficiency, 0.01, 1.0},

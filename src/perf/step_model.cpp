@@ -141,10 +141,9 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   costs.embedding.backward_s = memory_bound_s(mc, vocab_per_rank * embedding_width * 4 + s.tokens * s.hidden * (e + 4), 2);
   const Cost output = linear(mc, s, s.tokens, vocab_per_rank, embedding_width, 1);
   const double final_norm = memory_bound_s(mc, 2 * s.tokens * s.hidden * e, 1);
-  // Vocabulary-parallel cross-entropy in fp32: max, exp-sum and loss passes forward, the softmax gradient backward.
-  costs.head.forward_s = output.forward_s + final_norm + memory_bound_s(mc, s.tokens * vocab_per_rank * (e + 3 * 4), 3);
-  costs.head.backward_s =
-      output.backward_s + 2 * final_norm + memory_bound_s(mc, s.tokens * vocab_per_rank * (4 + 4 + e), 2);
+  const Cost loss = cross_entropy(mc, s.tokens * vocab_per_rank, e, in_->memory.training.loss);
+  costs.head.forward_s = output.forward_s + final_norm + loss.forward_s;
+  costs.head.backward_s = output.backward_s + 2 * final_norm + loss.backward_s;
   // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it.
   costs.dense_kernels = layer_kernels_forward(m, s, false, l.tp > 1);
   costs.moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : costs.dense_kernels;
