@@ -45,9 +45,10 @@ double gemm_s(const Machine& mc, double m, double n, double k, double batch, dou
   return gemm_s(mc, m, n, k, batch, elem_bytes, elem_bytes);
 }
 
-double memory_bound_s(const Machine& mc, double bytes, double kernels) {
+double memory_bound_s(const Machine& mc, double bytes, double kernels, double measured_efficiency) {
   if (bytes <= 0) return 0;
-  return bytes / (mc.hbm_Bps * mc.constants->memory_bound_efficiency) + kernels * mc.constants->kernel_overhead_s;
+  const double efficiency = measured_efficiency > 0 ? measured_efficiency : mc.constants->memory_bound_efficiency;
+  return bytes / (mc.hbm_Bps * efficiency) + kernels * mc.constants->kernel_overhead_s;
 }
 
 namespace {
@@ -153,30 +154,24 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
 //   written and read back, as fused-te's passes.
 Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss) {
   const double e = element_bytes;
-  const PerfConstants& pc = *mc.constants;
-  // Where these kernels were measured on the GPU (data/perf.json), at that rate; otherwise as any bandwidth-bound
-  // kernel.
-  auto passes_s = [&](double bytes, double kernels, double measured_efficiency) {
-    const double efficiency = measured_efficiency > 0 ? measured_efficiency : pc.memory_bound_efficiency;
-    return bytes / (mc.hbm_Bps * efficiency) + kernels * pc.kernel_overhead_s;
-  };
+  const PerfConstants& pc = *mc.constants;   // the rates measured for these kernels, where there are any
   Cost c;
   switch (loss) {
     case Loss::unfused:
-      c.forward_s = passes_s(logits * (e + 36), 6, pc.cross_entropy_efficiency);
-      c.backward_s = passes_s(logits * (12 + e), 2, pc.cross_entropy_efficiency);
+      c.forward_s = memory_bound_s(mc, logits * (e + 36), 6, pc.cross_entropy_efficiency);
+      c.backward_s = memory_bound_s(mc, logits * (12 + e), 2, pc.cross_entropy_efficiency);
       break;
     case Loss::fused_native:
-      c.forward_s = passes_s(logits * (e + 24), 4, pc.cross_entropy_efficiency);
-      c.backward_s = passes_s(logits * (12 + e), 2, pc.cross_entropy_efficiency);
+      c.forward_s = memory_bound_s(mc, logits * (e + 24), 4, pc.cross_entropy_efficiency);
+      c.backward_s = memory_bound_s(mc, logits * (12 + e), 2, pc.cross_entropy_efficiency);
       break;
     case Loss::fused_te:
-      c.forward_s = passes_s(logits * e, 1, pc.te_cross_entropy_efficiency);
-      c.backward_s = passes_s(logits * 2 * e, 1, pc.te_cross_entropy_efficiency);
+      c.forward_s = memory_bound_s(mc, logits * e, 1, pc.te_cross_entropy_efficiency);
+      c.backward_s = memory_bound_s(mc, logits * 2 * e, 1, pc.te_cross_entropy_efficiency);
       break;
     case Loss::chunked:
-      c.forward_s = passes_s(logits * e, 1, 0);
-      c.backward_s = passes_s(logits * 2 * e, 1, 0);
+      c.forward_s = memory_bound_s(mc, logits * e, 1);
+      c.backward_s = memory_bound_s(mc, logits * 2 * e, 1);
       break;
   }
   return c;
@@ -188,13 +183,8 @@ Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss 
 // (backward within 2 % of forward). Four kernels each way, at the rate measured for these kernels where
 // data/perf.json has one (permute_efficiency), otherwise as any bandwidth-bound kernel.
 Cost permutes(const Machine& mc, double routed_bytes) {
-  const double bytes = 2 * 2 * routed_bytes;
-  const double kernels = 4;
-  const PerfConstants& pc = *mc.constants;
   Cost c;
-  c.forward_s = pc.permute_efficiency > 0
-                    ? bytes / (mc.hbm_Bps * pc.permute_efficiency) + kernels * pc.kernel_overhead_s
-                    : memory_bound_s(mc, bytes, kernels);
+  c.forward_s = memory_bound_s(mc, 2 * 2 * routed_bytes, 4, mc.constants->permute_efficiency);
   c.backward_s = c.forward_s;
   return c;
 }

@@ -19,8 +19,9 @@ struct Machine {
 // accumulates into it.
 double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes);
 double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes);
-// `kernels` bandwidth-bound kernels moving `bytes` in all.
-double memory_bound_s(const Machine& mc, double bytes, double kernels);
+// `kernels` bandwidth-bound kernels moving `bytes` in all, at `measured_efficiency` of the HBM peak where these
+// kernels were measured on the GPU (data/perf.json), otherwise at memory_bound_efficiency.
+double memory_bound_s(const Machine& mc, double bytes, double kernels, double measured_efficiency = 0);
 
 // Forward and backward time of one piece of work for one microbatch on one rank.
 struct Cost {
