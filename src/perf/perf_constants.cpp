@@ -75,16 +75,21 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
   }
 }
 
+// The sections of `j` for the GPU's architecture and for the GPU itself, in that order.
+void apply_gpu_sections(PerfConstants& c, const nlohmann::json& j, const GpuSpec& gpu, const std::string& origin) {
+  if (j.contains("architectures") && j.at("architectures").contains(gpu.architecture))
+    apply_section(c, j.at("architectures").at(gpu.architecture), origin, "architectures." + gpu.architecture);
+  if (j.contains("gpus") && j.at("gpus").contains(gpu.name))
+    apply_section(c, j.at("gpus").at(gpu.name), origin, "gpus." + gpu.name);
+}
+
 void apply_file(PerfConstants& c, const nlohmann::json& j, const GpuSpec& gpu, const std::string& origin) {
   if (!j.is_object()) throw InputError(origin, "not a JSON object", "an object with defaults/architectures/gpus");
   for (const auto& [key, value] : j.items())
     if (key != "defaults" && key != "architectures" && key != "gpus" && (key.empty() || key[0] != '_'))
       throw InputError(origin + ": " + key, "unknown section", "defaults, architectures, gpus");
   if (j.contains("defaults")) apply_section(c, j.at("defaults"), origin, "defaults");
-  if (j.contains("architectures") && j.at("architectures").contains(gpu.architecture))
-    apply_section(c, j.at("architectures").at(gpu.architecture), origin, "architectures." + gpu.architecture);
-  if (j.contains("gpus") && j.at("gpus").contains(gpu.name))
-    apply_section(c, j.at("gpus").at(gpu.name), origin, "gpus." + gpu.name);
+  apply_gpu_sections(c, j, gpu, origin);
 }
 
 const nlohmann::json& builtin_perf_json() {
@@ -96,11 +101,22 @@ const nlohmann::json& builtin_perf_json() {
   return j;
 }
 
+// The built-in defaults section, applied once: every estimate starts from it, and only the GPU's own sections
+// differ between calls.
+const PerfConstants& builtin_defaults() {
+  static const PerfConstants c = [] {
+    PerfConstants d;
+    apply_section(d, builtin_perf_json().at("defaults"), "builtin:perf.json", "defaults");
+    return d;
+  }();
+  return c;
+}
+
 }  // namespace
 
 PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std::string, std::string>>& overlays) {
-  PerfConstants c;
-  apply_file(c, builtin_perf_json(), gpu, "builtin:perf.json");
+  PerfConstants c = builtin_defaults();
+  apply_gpu_sections(c, builtin_perf_json(), gpu, "builtin:perf.json");
   c.source = "builtin:perf.json";
   c.gemm_table = perf::builtin_gemm_table(gpu.name);
   for (const auto& [origin, text] : overlays) {
