@@ -150,8 +150,8 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
 //   subtraction and exponent in one (8), the sum (4) and the division (8); backward as unfused.
 // - fused-te, Transformer Engine transformer_engine/pytorch/triton/cross_entropy.py: forward one online-softmax
 //   pass over the 16-bit logits (e); backward one pass that writes the gradient over them (2e).
-// - chunked (a fused linear + cross-entropy that never materialises the logits): its chunks' logits, gradient
-//   written and read back, as fused-te's passes.
+// - chunked (a fused linear + cross-entropy that never materialises the whole logits): assumed to make fused-te's
+//   passes over its chunks, at memory_bound_efficiency; no measurement of one is at hand.
 Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss) {
   const double e = element_bytes;
   const PerfConstants& pc = *mc.constants;   // the rates measured for these kernels, where there are any
