@@ -227,7 +227,7 @@ double elementwise_forward_s(const Machine& mc, const ModelConfig& m, const Micr
   kernels += 2;
   bytes += (m.mlp == MlpKind::gated ? 3 : 2) * act_elems * s.element_bytes;  // activation (gated: 2 in, 1 out)
   kernels += 1;
-  if (m.positions == PositionKind::rotary) {
+  if (m.positions == PositionKind::rotary && !m.mla.enabled) {   // MLA's RoPE: attention_projections
     const double heads = static_cast<double>(m.heads);
     const double qk = static_cast<double>(detail::qk_head_dim(m));
     const double kv = static_cast<double>(m.kv_heads) * qk;
@@ -239,13 +239,47 @@ double elementwise_forward_s(const Machine& mc, const ModelConfig& m, const Micr
 
 }  // namespace
 
+Cost attention_projections(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
+  const double h = s.hidden, tokens = s.tokens, tp = s.tp;
+  const double heads = static_cast<double>(m.heads);
+  const double qk = static_cast<double>(detail::qk_head_dim(m)), v = static_cast<double>(detail::v_head_dim(m));
+  if (!m.mla.enabled) {
+    const double attn_params = static_cast<double>(detail::attention_params(m, detail::Biases::exclude));
+    const double in_n = std::max(0.0, attn_params - heads * v * h) / h;  // q, k and v as one GEMM
+    return linear(mc, s, tokens, in_n / tp, h, 1);
+  }
+  // Megatron-LM's MLASelfAttention (megatron/core/transformer/multi_latent_attention.py): the down projections are
+  // duplicated on every TP rank (TELinear, parallel_mode 'duplicated') over its share of the sequence, the up
+  // projections column-parallel over the heads on the whole sequence.
+  const MlaConfig& a = m.mla;
+  const double down_tokens = s.sequence_parallel ? tokens / tp : tokens;
+  const double q_lora = static_cast<double>(a.q_lora_rank), kv_lora = static_cast<double>(a.kv_lora_rank);
+  const double nope = static_cast<double>(a.qk_nope_head_dim), rope = static_cast<double>(a.qk_rope_head_dim);
+  Cost c;
+  if (a.q_lora_rank > 0) {
+    c += linear(mc, s, down_tokens, q_lora, h, 1);
+    c += linear(mc, s, tokens, heads * qk / tp, q_lora, 1);
+  } else {
+    c += linear(mc, s, tokens, heads * qk / tp, h, 1);
+  }
+  c += linear(mc, s, down_tokens, kv_lora + rope, h, 1);
+  c += linear(mc, s, tokens, heads * (nope + v) / tp, kv_lora, 1);
+  // Norms of the compressed q and kv; then RoPE on the rope channels and the assembly of contiguous query, key and
+  // value for the attention kernel (fused_apply_mla_rope_for_q / _for_kv, or split, rotate and cat): q and kv are
+  // read, query, key and value written. Backward moves twice that, as every elementwise kernel here.
+  const double e = s.element_bytes;
+  const double assembly = memory_bound_s(mc, 2 * e * down_tokens * (q_lora + kv_lora), 2) +
+                          memory_bound_s(mc, e * tokens * heads / tp * (qk + nope + v + qk + qk + v), 2);
+  c.forward_s += assembly;
+  c.backward_s += 2 * assembly;
+  return c;
+}
+
 Cost layer_body(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, bool moe, double ep, double etp) {
   const double h = s.hidden, tokens = s.tokens, tp = s.tp;
   const double v = static_cast<double>(detail::v_head_dim(m));
-  const double attn_params = static_cast<double>(detail::attention_params(m, detail::Biases::exclude));
   const double out_k = static_cast<double>(m.heads) * v;
-  const double in_n = std::max(0.0, attn_params - out_k * h) / h;  // q, k, v (and MLA) projections, as one GEMM
-  Cost c = linear(mc, s, tokens, in_n / tp, h, 1);
+  Cost c = attention_projections(mc, m, s);
   const Cost out_projection = linear(mc, s, tokens, h, out_k / tp, 1);
   c += out_projection;
   c.row_parallel_forward_s += out_projection.forward_s;
@@ -274,7 +308,10 @@ double layer_kernels_forward(const ModelConfig& m, const MicrobatchShape& s, boo
   if (moe) k += 1 + 2 + (m.moe.shared_experts > 0 ? 2 : 0) + 2;    // router, experts, shared, permute/unpermute
   k += s.flash ? 1 : (s.dropout ? 5 : 4);                           // QK^T, softmax, [dropout], PV, context copy
   k += static_cast<double>(m.norms_per_layer) + 2 + 1;              // norms, bias-dropout-add x2, activation
-  if (m.positions == PositionKind::rotary) k += 2;
+  if (m.mla.enabled)  // down and up projections instead of one qkv GEMM; the latent norms and the q/kv assembly
+    k += (m.mla.q_lora_rank > 0 ? 3 : 2) + 2 + 2;
+  else if (m.positions == PositionKind::rotary)
+    k += 2;
   if (tp_comm) k += 2;
   return k;
 }

@@ -70,6 +70,9 @@ Cost permutes(const Machine& mc, double routed_bytes);
 Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss);
 // Attention core (scores, softmax, context) of one layer.
 Cost attention_core(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);
+// The projections that make a layer's queries, keys and values (MLA: down and up projections, their norms, RoPE
+// and the assembly of contiguous q, k and v).
+Cost attention_projections(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);
 // One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
 Cost layer_body(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s, bool moe, double ep,
                 double etp);

@@ -1,0 +1,56 @@
+// DeepSeek's multi-head latent attention as Megatron-LM runs it (megatron/core/transformer/multi_latent_attention.py):
+// four projection GEMMs of their own shapes, not one qkv GEMM, and the assembly of contiguous query, key and value.
+// Checked on one B200 against the measured GEMM table (data/gemm/b200-bf16.json, whose shapes SimuMax measured for
+// these models) and a hand count of the bytes.
+#include <gtest/gtest.h>
+
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/hardware.hpp"
+#include "perf/layer_cost.hpp"
+
+namespace gpuplan {
+namespace {
+
+// DeepSeek-V2's attention (Hugging Face config): hidden 5120, 128 heads, q_lora_rank 1536, kv_lora_rank 512,
+// qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128.
+ModelConfig deepseek_v2_attention() {
+  ModelConfig m;
+  m.hidden = 5120;
+  m.heads = 128;
+  m.kv_heads = 128;
+  m.positions = PositionKind::rotary;
+  m.mla = {true, 1536, 512, 128, 64, 128};
+  return m;
+}
+
+TEST(MlaProjectionTime, FourGemmsOfTheirOwnShapesAndTheAssembly) {
+  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const perf::Machine mc{2250e12, 8000e9, &pc};
+  perf::MicrobatchShape s;
+  s.tokens = 4096;
+  s.hidden = 5120;
+  const perf::Cost c = perf::attention_projections(mc, deepseek_v2_attention(), s);
+  // Forward efficiencies of the measured shapes (rows, outputs, inputs): q down 4096 x 1536 x 5120 at 0.4138, q up
+  // 4096 x (128 x 192) x 1536 at 0.6328, kv down 4096 x (512 + 64) x 5120 at 0.3215, kv up 4096 x (128 x 256) x 512
+  // at 0.3188; each kernel plus kernel_overhead_s.
+  auto gemm = [&](double n, double k, double efficiency) {
+    return 2.0 * 4096 * n * k / (2250e12 * efficiency) + pc.kernel_overhead_s;
+  };
+  const double gemms = gemm(1536, 5120, 0.4138) + gemm(24576, 1536, 0.6328) + gemm(576, 5120, 0.3215) +
+                       gemm(32768, 512, 0.3188);
+  // Bytes (bf16): the two latent norms read and write 4096 x (1536 + 512); the assembly reads q (192 per head) and
+  // kv (128 + 128 per head) and writes query (192), key (192) and value (128) for 128 heads. Four kernels.
+  const double bytes = 2.0 * 2 * 4096 * (1536 + 512) + 2.0 * 4096 * 128 * (192 + 256 + 192 + 192 + 128);
+  const double assembly = bytes / (8000e9 * pc.memory_bound_efficiency) + 4 * pc.kernel_overhead_s;
+  EXPECT_NEAR(c.forward_s, gemms + assembly, 1e-4 * (gemms + assembly));
+  // Under tensor parallelism with sequence parallelism the up projections split over the heads, the duplicated
+  // down projections see the rank's share of the sequence: less of every piece, and no piece is free.
+  s.tp = 8;
+  s.sequence_parallel = true;
+  const perf::Cost split = perf::attention_projections(mc, deepseek_v2_attention(), s);
+  EXPECT_LT(split.forward_s, c.forward_s / 4);
+  EXPECT_GT(split.forward_s, 0.0);
+}
+
+}  // namespace
+}  // namespace gpuplan
