@@ -6,6 +6,7 @@
 
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
+#include "perf/layer_comm.hpp"
 #include "perf/layer_cost.hpp"
 
 namespace gpuplan {
@@ -50,6 +51,29 @@ TEST(MlaProjectionTime, FourGemmsOfTheirOwnShapesAndTheAssembly) {
   const perf::Cost split = perf::attention_projections(mc, deepseek_v2_attention(), s);
   EXPECT_LT(split.forward_s, c.forward_s / 4);
   EXPECT_GT(split.forward_s, 0.0);
+}
+
+TEST(MlaProjectionTime, TensorParallelCollectivesCarryTheLatents) {
+  // With sequence parallelism the up projections all-gather the q latent (1536), the kv latent (512) and the shared
+  // rotary key (64) of every token, not the 5120-wide activation the MLP's fc1 gathers; their input gradients are
+  // reduce-scattered back. Priced here by bytes alone, to count what each collective carries.
+  Layout l;
+  l.tp = 8;
+  l.sequence_parallel = true;
+  perf::MicrobatchShape s;
+  s.tokens = 4096;
+  s.hidden = 5120;
+  s.tp = 8;
+  s.sequence_parallel = true;
+  const auto bytes = [](Collective, double size, const GroupPlacement&) { return size; };
+  const perf::LayerComm c = perf::layer_comm(deepseek_v2_attention(), l, s, RankPlacement{}, bytes);
+  const double activation = 4096.0 * 5120 * 2, latents = 4096.0 * (1536 + 512 + 64) * 2;
+  // Forward: the attention's and fc1's all-gathers, the out projection's and fc2's reduce-scatters.
+  EXPECT_DOUBLE_EQ(c.tp_forward_s, latents + 3 * activation);
+  // Backward, waited for: the row-parallel output gradients gathered; beside the GEMMs: the column-parallel inputs
+  // gathered again and their gradients reduce-scattered.
+  EXPECT_DOUBLE_EQ(c.tp_backward_s, 2 * activation);
+  EXPECT_DOUBLE_EQ(c.tp_backward_async_s, 2 * latents + 2 * activation);
 }
 
 }  // namespace

@@ -89,18 +89,34 @@ void cp_layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShape&
 // A row-parallel linear reduce-scatters its output forward and all-gathers the output gradient backward before its
 // input-gradient GEMM. Per layer: forward 2 all-gathers + 2 reduce-scatters, backward 4 all-gathers + 2
 // reduce-scatters, of which 2 + 2 are issued beside the column-parallel GEMMs (how much of them shows: step_variant.cpp).
+// `attention_in_bytes` is what the attention's column-parallel linears take in: the activation, or under MLA the
+// latents its up projections read (the down projections are duplicated on every rank and need no collective).
 template <class Price>
-void tp_layer_comm(const MicrobatchShape& s, double act_bytes, const GroupPlacement& tp, Price&& price, LayerComm& out) {
+void tp_layer_comm(const MicrobatchShape& s, double act_bytes, double attention_in_bytes, const GroupPlacement& tp,
+                   Price&& price, LayerComm& out) {
   if (!s.sequence_parallel) {
-    out.tp_forward_s = 2 * price(Collective::allreduce, act_bytes, tp);
-    out.tp_backward_s = out.tp_forward_s;
+    const double reduce = price(Collective::allreduce, act_bytes, tp);
+    out.tp_forward_s = 2 * reduce;
+    out.tp_backward_s = reduce + price(Collective::allreduce, attention_in_bytes, tp);
     return;
   }
   const double gather = price(Collective::allgather, act_bytes, tp);
   const double scatter = price(Collective::reducescatter, act_bytes, tp);
-  out.tp_forward_s = 2 * (gather + scatter);
+  const double attention_gather = price(Collective::allgather, attention_in_bytes, tp);
+  const double attention_scatter = price(Collective::reducescatter, attention_in_bytes, tp);
+  out.tp_forward_s = attention_gather + gather + 2 * scatter;
   out.tp_backward_s = 2 * gather;
-  out.tp_backward_async_s = 2 * (gather + scatter);
+  out.tp_backward_async_s = attention_gather + gather + attention_scatter + scatter;
+}
+
+// Bytes the attention's column-parallel linears take in, on the whole (b, s/cp) sequence: the activation, or under
+// MLA the q latent (or the activation where q is projected directly), the kv latent and the shared rotary key
+// (Megatron-LM multi_latent_attention.py gathers the three; priced here as one collective).
+inline double attention_input_bytes(const ModelConfig& m, const MicrobatchShape& s) {
+  if (!m.mla.enabled) return s.tokens * s.hidden * s.element_bytes;
+  const double q = m.mla.q_lora_rank > 0 ? static_cast<double>(m.mla.q_lora_rank) : s.hidden;
+  const double kv = static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+  return s.tokens * (q + kv) * s.element_bytes;
 }
 
 // `price(collective, bytes, group)`: the collective's time on the placed group (CommMemo or any cache of it).
@@ -109,7 +125,7 @@ LayerComm layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShap
                      Price&& price) {
   LayerComm out;
   const double act_bytes = s.tokens * s.hidden * s.element_bytes;  // the full (b, s/cp, h) activation
-  if (l.tp > 1) tp_layer_comm(s, act_bytes, placement.tp, price, out);
+  if (l.tp > 1) tp_layer_comm(s, act_bytes, attention_input_bytes(m, s), placement.tp, price, out);
   if (l.cp > 1) cp_layer_comm(m, l, s, placement.cp, price, out);
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
