@@ -189,6 +189,16 @@ Cost permutes(const Machine& mc, double routed_bytes) {
   return c;
 }
 
+// Megatron-LM's all-to-all dispatcher (moe/token_dispatcher.py, "permutation 2") sorts the tokens a rank received
+// by local expert after the dispatch and unsorts them before the combine (sort_chunks_by_idxs, or a transpose copy
+// when padded to capacity) when the rank holds more than one expert: a read and a write of every received copy
+// each time, and the same for their gradients.
+Cost dispatcher_sorts(const Machine& mc, double routed_bytes, double ep, double local_experts) {
+  Cost c;
+  if (ep > 1 && local_experts > 1) c.forward_s = c.backward_s = memory_bound_s(mc, 2 * 2 * routed_bytes, 2);
+  return c;
+}
+
 namespace {
 
 // Router, routed experts (balanced routing), shared experts, and the permutes of a MoE layer's MLP, added to `c`
@@ -211,7 +221,9 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
     c += linear(mc, s, tokens, h, shared_ffn / s.tp, 1);
     act_elems += tokens * shared_ffn / s.tp;
   }
-  c += permutes(mc, tokens * topk * h * s.element_bytes);
+  const double routed_bytes = tokens * topk * h * s.element_bytes;
+  c += permutes(mc, routed_bytes);
+  c += dispatcher_sorts(mc, routed_bytes, ep, local_experts);
 }
 
 // Norms, bias-dropout-adds, the activation function and rotary embedding: bandwidth-bound kernels, forward; the

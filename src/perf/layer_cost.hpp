@@ -65,6 +65,9 @@ struct MicrobatchShape {
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch);
 // Permute and unpermute of a MoE layer's routed tokens; `routed_bytes` is one copy of every routed token.
 Cost permutes(const Machine& mc, double routed_bytes);
+// The all-to-all dispatcher's sort of the received tokens by local expert and its undoing, with `ep` expert-parallel
+// ranks each holding `local_experts`; nothing when a rank holds one expert or all of them.
+Cost dispatcher_sorts(const Machine& mc, double routed_bytes, double ep, double local_experts);
 // The loss over `logits` elements (tokens x vocabulary of this rank) of `element_bytes` each, as `loss` computes it:
 // forward, and backward up to the logits' gradient.
 Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss);

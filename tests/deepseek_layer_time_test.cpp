@@ -1,7 +1,8 @@
-// DeepSeek's multi-head latent attention as Megatron-LM runs it (megatron/core/transformer/multi_latent_attention.py):
-// four projection GEMMs of their own shapes, not one qkv GEMM, and the assembly of contiguous query, key and value.
-// Checked on one B200 against the measured GEMM table (data/gemm/b200-bf16.json, whose shapes SimuMax measured for
-// these models) and a hand count of the bytes.
+// Pieces of a DeepSeek-V2 layer as Megatron-LM runs them: multi-head latent attention
+// (megatron/core/transformer/multi_latent_attention.py), four projection GEMMs of their own shapes, not one qkv GEMM,
+// and the assembly of contiguous query, key and value; its TP collectives; and the all-to-all dispatcher's sort of
+// the received tokens by local expert (moe/token_dispatcher.py). Checked on one B200 against the measured GEMM table
+// (data/gemm/b200-bf16.json, whose shapes SimuMax measured for these models) and hand counts of the bytes.
 #include <gtest/gtest.h>
 
 #include "gpuplan/estimate.hpp"
@@ -74,6 +75,22 @@ TEST(MlaProjectionTime, TensorParallelCollectivesCarryTheLatents) {
   // gathered again and their gradients reduce-scattered.
   EXPECT_DOUBLE_EQ(c.tp_backward_s, 2 * activation);
   EXPECT_DOUBLE_EQ(c.tp_backward_async_s, 2 * latents + 2 * activation);
+}
+
+TEST(MoeDispatcherTime, SortsByLocalExpertOnlyWhenARankHoldsSeveral) {
+  // DeepSeek-V2 on 8 expert-parallel ranks: 160 experts, 20 on each rank, 4096 tokens routed to 6 experts of 5120
+  // channels (bf16). The received copies are sorted by local expert and unsorted again: two reads and two writes
+  // of 4096 x 6 x 5120 x 2 B, in two kernels, each way.
+  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const perf::Machine mc{2250e12, 8000e9, &pc};
+  const double routed = 4096.0 * 6 * 5120 * 2;
+  const perf::Cost sorts = perf::dispatcher_sorts(mc, routed, 8, 20);
+  const double expected = 4 * routed / (8000e9 * pc.memory_bound_efficiency) + 2 * pc.kernel_overhead_s;
+  EXPECT_NEAR(sorts.forward_s, expected, 1e-9 * expected);
+  EXPECT_NEAR(sorts.backward_s, expected, 1e-9 * expected);
+  // One expert per rank, or no expert parallelism: nothing to sort.
+  EXPECT_EQ(perf::dispatcher_sorts(mc, routed, 160, 1).forward_s, 0.0);
+  EXPECT_EQ(perf::dispatcher_sorts(mc, routed, 1, 160).forward_s, 0.0);
 }
 
 }  // namespace
