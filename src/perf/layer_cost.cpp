@@ -148,8 +148,9 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
 //   gradient back to the logits' dtype (4 + e). Megatron-DeepSpeed's copy does the same passes.
 // - fused-native, megatron/core/fusions/fused_cross_entropy.py: the upcast and max in one kernel (e + 4), the
 //   subtraction and exponent in one (8), the sum (4) and the division (8); backward as unfused.
-// - fused-te, Transformer Engine transformer_engine/pytorch/triton/cross_entropy.py: forward one online-softmax
-//   pass over the 16-bit logits (e); backward one pass that writes the gradient over them (2e).
+// - fused-te, Transformer Engine transformer_engine/pytorch/triton/cross_entropy.py (as of commit 02965d2; older
+//   releases write the gradient in the forward): forward one online-softmax pass over the 16-bit logits (e);
+//   backward one pass that writes the gradient over them (2e).
 // - chunked (a fused linear + cross-entropy that never materialises the whole logits): assumed to make fused-te's
 //   passes over its chunks, at memory_bound_efficiency; no measurement of one is at hand.
 Cost cross_entropy(const Machine& mc, double logits, double element_bytes, Loss loss) {
