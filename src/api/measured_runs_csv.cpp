@@ -106,12 +106,8 @@ struct Row {
   // The cell when it names a value of `table` (the names the command line takes), else an error listing them.
   template <typename E, std::size_t N>
   std::string choice(const std::string& key, const choices::Named<E> (&table)[N]) const {
-    std::string accepted;
-    for (const auto& entry : table) {
-      if (text(key) == entry.name) return entry.name;
-      accepted += (accepted.empty() ? "one of " : "|") + std::string(entry.name);
-    }
-    throw bad(key, accepted);
+    if (const choices::Named<E>* entry = choices::find(table, text(key))) return entry->name;
+    throw bad(key, "one of " + choices::names(table, "|"));
   }
   bool flag(const std::string& key) const {
     const std::string t = normalized(text(key));

@@ -53,15 +53,27 @@ const char* name_of(const Named<E> (&table)[N], E value) {
   return "?";
 }
 
+// The entry named `given`, or null.
+template <typename E, std::size_t N>
+const Named<E>* find(const Named<E> (&table)[N], std::string_view given) {
+  for (const auto& entry : table)
+    if (given == entry.name) return &entry;
+  return nullptr;
+}
+
+// Every name of the table, joined by `separator`: what an error lists as accepted.
+template <typename E, std::size_t N>
+std::string names(const Named<E> (&table)[N], std::string_view separator) {
+  std::string joined;
+  for (const auto& entry : table) joined += (joined.empty() ? "" : std::string(separator)) + entry.name;
+  return joined;
+}
+
 // The value named `given`; anything else is an InputError naming `field` and listing the names.
 template <typename E, std::size_t N>
 E parse(const Named<E> (&table)[N], std::string_view given, std::string_view field) {
-  std::string accepted;
-  for (const auto& entry : table) {
-    if (given == entry.name) return entry.value;
-    accepted += (accepted.empty() ? "" : ", ") + std::string(entry.name);
-  }
-  throw InputError(std::string(field), "'" + std::string(given) + "'", accepted);
+  if (const Named<E>* entry = find(table, given)) return entry->value;
+  throw InputError(std::string(field), "'" + std::string(given) + "'", names(table, ", "));
 }
 
 }  // namespace gpuplan::choices
