@@ -8,6 +8,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
@@ -23,10 +24,7 @@ EstimateInputs one_gpu(Loss loss) {
   in.memory.training.loss = loss;
   in.memory.layout.gpus = 1;
   in.memory.overheads = default_overheads();
-  const Cluster c = make_cluster("dgx-h100", 1);
-  in.gpu = c.gpu;
-  in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
-  in.fabric = fabric_from_cluster(c);
+  test::place_on(in, "dgx-h100", 1);
   return in;
 }
 

@@ -7,9 +7,13 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/hardware.hpp"
 
 namespace gpuplan::test {
 
@@ -47,6 +51,14 @@ inline bool any_contains(const std::vector<std::string>& lines, const std::strin
     if (contains(line, part)) return true;
   }
   return false;
+}
+
+// Puts an estimate on `nodes` nodes of a built-in system: its GPU, that GPU's usable memory, and its fabric.
+inline void place_on(EstimateInputs& in, std::string_view system, int nodes) {
+  const Cluster c = make_cluster(system, nodes);
+  in.gpu = c.gpu;
+  in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
+  in.fabric = fabric_from_cluster(c);
 }
 
 }  // namespace gpuplan::test

@@ -9,6 +9,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
@@ -26,10 +27,7 @@ EstimateInputs llama_b200(std::int64_t tp) {
   in.memory.layout.sequence_parallel = tp > 1;
   in.memory.layout.zero = 1;
   in.memory.overheads = default_overheads();
-  const Cluster c = make_cluster("dgx-b200", 1);
-  in.gpu = c.gpu;
-  in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
-  in.fabric = fabric_from_cluster(c);
+  test::place_on(in, "dgx-b200", 1);
   in.time.tp_overlap = true;
   return in;
 }
