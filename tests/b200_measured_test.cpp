@@ -130,9 +130,10 @@ TEST(B200Measured, PerCallCostAndPermuteRateFromTheFile) {
     }
     EXPECT_NEAR(model_s, measured_s, 0.01 * measured_s) << kind;
   }
-  // Other GPUs keep the model's defaults.
+  // Other GPUs keep the model's defaults; the per-call cost, the software stack's rather than the GPU's, is the B200
+  // measurement until one is made on them.
   const PerfConstants h100 = perf_constants(HardwareCatalog::builtin().gpu("h100-sxm-80gb"));
-  EXPECT_EQ(h100.collective_call_s, 0.0);
+  EXPECT_EQ(h100.collective_call_s, b200.collective_call_s);
   EXPECT_EQ(h100.permute_efficiency, 0.0);
   EXPECT_EQ(h100.cross_entropy_efficiency, 0.0);
   EXPECT_EQ(h100.te_cross_entropy_efficiency, 0.0);
