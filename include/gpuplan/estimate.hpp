@@ -111,7 +111,7 @@ struct TimeTerm {
   double seconds = 0;
   bool operator==(const TimeTerm&) const = default;
 };
-inline constexpr std::size_t kTimeTerms = 16;
+inline constexpr std::size_t kTimeTerms = 17;
 
 struct StepEstimate {
   MemoryReport memory;

@@ -225,11 +225,40 @@ void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) 
   if (p > 1 && m.tied_embeddings)
     embedding_sync_s_ = coll(Collective::allreduce,
                              static_cast<double>(m.vocab) / s.tp * embedding_width_ * gradient_bytes_, placement_.pp);
+  sp_grad_sync_s_ = sp_grad_sync_s(s);
   // Buckets hold max(dp_bucket_elements, dp_bucket_elements_per_rank x the data x context ranks) gradient
   // elements, as Megatron-Core sizes them; the same byte count bounds the weight all-gather's.
   const double dp_ranks = static_cast<double>(placement_.dp.ranks);
   bucket_bytes_ = std::max(job_->perf.dp_bucket_elements, job_->perf.dp_bucket_elements_per_rank * dp_ranks) *
                   gradient_bytes_;
+}
+
+// Under sequence parallelism each TP rank computes only its share of the sequence's contribution to the gradients
+// of the weights every rank holds whole: the norms, the routers (TopKRouter sets `sequence_parallel` on its weight)
+// and MLA's down projections (TELinear 'duplicated'). Megatron-LM's finalize_model_grads
+// (_allreduce_non_tensor_model_parallel_grads, formerly _allreduce_layernorm_grads) flattens these main gradients
+// into one buffer, all-reduces it over the TP group and copies it back, after the backward and before the
+// optimizer: a read and a write to flatten, the same to unflatten. Every stage does its own at once.
+double StepModel::sp_grad_sync_s(const MicrobatchShape& s) {
+  if (layout_.tp <= 1 || !s.sequence_parallel) return 0;
+  const ModelConfig& m = *in_->memory.model;
+  const ParamCounts& counts = job_->counts;
+  double mla_down = 0;
+  if (m.mla.enabled)
+    mla_down = s.hidden * static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+  const double dense = static_cast<double>(counts.dense_layer.norms + counts.dense_layer.router) + mla_down;
+  const double moe = static_cast<double>(counts.moe_layer.norms + counts.moe_layer.router) + mla_down;
+  const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
+  double slowest = 0;
+  for (const memory::StageParams& sp : stages_) {
+    const double moe_layers = static_cast<double>(sp.moe_layers);
+    const double elements = (static_cast<double>(sp.layers) - moe_layers) * dense + moe_layers * moe +
+                            (sp.last ? static_cast<double>(counts.final_norm) : 0);
+    const double bytes = elements * gradient_bytes_;
+    slowest = std::max(slowest, collective_(Collective::allreduce, bytes, placement_.tp) +
+                                    memory_bound_s(mc, 4 * bytes, 2));
+  }
+  return slowest;
 }
 
 double StepModel::bucket_time(Collective c, double bytes, double& full) const {

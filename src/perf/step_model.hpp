@@ -104,6 +104,7 @@ class StepModel {
   double row_parallel_sm_margin_s(double layers, double moe_layers) const;
   void price_layer_comm(const MicrobatchShape& s, const Cost& attention_core);
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
+  double sp_grad_sync_s(const MicrobatchShape& s);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
   // A full gradient bucket's reduction and weight gather cost the same on every stage (-1: not priced yet).
   double bucket_time(Collective c, double bytes, double& full) const;
@@ -140,6 +141,7 @@ class StepModel {
   double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as reduced and gathered
   double expert_data_parallel_ = 1;            // ranks that shard the expert states
   double pp_comm_s_ = 0, embedding_sync_s_ = 0, embedding_width_ = 0;
+  double sp_grad_sync_s_ = 0;                  // the TP all-reduce of the weights sequence parallelism duplicates
   std::vector<StageBase> stage_base_;
   double bucket_bytes_ = 0;
   mutable CommMemo collective_;

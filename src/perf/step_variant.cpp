@@ -226,6 +226,7 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
   add("pp_comm", pp_comm_s_);
   add("dp_comm", totals.dp_exposed_s);
   add("embedding_sync", embedding_sync_s_);
+  add("sp_grad_sync", sp_grad_sync_s_);
   add("optimizer", totals.optimizer_s + totals.offload_step_s);
   add("overhead", job_->perf.step_overhead_s);
   if (term != kTimeTerms) throw std::logic_error("estimate_step: every breakdown term must be filled");
