@@ -93,5 +93,44 @@ TEST(MoeDispatcherTime, SortsByLocalExpertOnlyWhenARankHoldsSeveral) {
   EXPECT_EQ(perf::dispatcher_sorts(mc, routed, 1, 160).forward_s, 0.0);
 }
 
+TEST(MoeRouterTime, UnfusedRoutingLaunchesItsSmallKernels) {
+  // DeepSeek-V2's router on one rank: 4096 tokens over 160 experts, tokens dropped beyond capacity. Counted in
+  // Megatron-LM's moe_utils.py (topk_routing_with_score_function, apply_router_token_dropping) and router.py
+  // (TopKRouter.aux_loss_load_balancing), as PyTorch launches them:
+  //   forward: topk 1; softmax + type_as 2; zeros_like + scatter (copy, scatter) 3; the map: zeros_like, int,
+  //   scatter (copy, scatter), bool 5; the loss's scores: softmax, topk, zeros_like, int, scatter (2), bool 7; two
+  //   sums over the tokens 2; capacity: topk over the tokens, zeros_like, scatter (2), bool, the masked product 6 = 26
+  //   backward: the masked product, the scatter's gather, the cast, the softmax, the topk's zeros and scatter = 6.
+  // Each moves a read and a write of the fp32 4096 x 160 scores.
+  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const perf::Machine mc{2250e12, 8000e9, &pc};
+  const double pass = 2 * 4 * 4096.0 * 160;
+  auto kernels = [&](double n) { return n * pass / (8000e9 * pc.memory_bound_efficiency) + n * pc.kernel_overhead_s; };
+  const perf::Cost dropping = perf::router_ops(mc, 4096, 160, true);
+  EXPECT_NEAR(dropping.forward_s, kernels(26), 1e-9 * kernels(26));
+  EXPECT_NEAR(dropping.backward_s, kernels(6), 1e-9 * kernels(6));
+  // Dropless: no capacity mask, no masked product.
+  const perf::Cost dropless = perf::router_ops(mc, 4096, 160, false);
+  EXPECT_NEAR(dropless.forward_s, kernels(20), 1e-9 * kernels(20));
+  EXPECT_NEAR(dropless.backward_s, kernels(5), 1e-9 * kernels(5));
+}
+
+TEST(MoeDispatcherTime, AllToAllsCarryTheBusiestRanksShare) {
+  // Padded to a capacity factor of 1.25, every expert receives 1.25x its balanced tokens: each dispatch and combine
+  // all-to-all moves 1.25 x 4096 x 6 x 5120 x 2 B (priced here by bytes alone).
+  ModelConfig m = deepseek_v2_attention();
+  m.moe.routed_experts = 160;
+  m.moe.top_k = 6;
+  Layout l;
+  l.ep = 8;
+  perf::MicrobatchShape s;
+  s.tokens = 4096;
+  s.hidden = 5120;
+  s.routed_share = 1.25;
+  const auto bytes = [](Collective, double size, const GroupPlacement&) { return size; };
+  const perf::LayerComm c = perf::layer_comm(m, l, s, RankPlacement{}, bytes);
+  EXPECT_DOUBLE_EQ(c.ep_per_layer_s, 2 * 1.25 * 4096 * 6 * 5120 * 2);
+}
+
 }  // namespace
 }  // namespace gpuplan

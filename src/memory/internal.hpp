@@ -36,6 +36,10 @@ StateBytesPerParam state_bytes_per_param(const TrainingConfig& training, const M
 // Bytes of one activation element as saved (2 under 16-bit mixed precision, 4 in fp32).
 double activation_element_bytes(const TrainingConfig& training);
 
+// Routed token copies the busiest expert rank holds over its balanced share: the capacity factor when padded to
+// capacity, the imbalance capped by the capacity when tokens are dropped, the imbalance when dropless.
+double routed_share(const TrainingConfig& training);
+
 // Parameters one pipeline rank holds, after TP/EP division (before ZeRO sharding).
 struct StageParams {
   std::int64_t layers = 0;

@@ -109,9 +109,7 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   ctx.selective = selective;
   ctx.impl = shape_.impl;
   ctx.fp32_compute = tr.precision == Precision::fp32;
-  ctx.routed_share = tr.moe_pad_to_capacity      ? tr.moe_capacity_factor
-                     : tr.moe_capacity_factor > 0 ? std::min(tr.moe_imbalance, tr.moe_capacity_factor)
-                                                  : tr.moe_imbalance;
+  ctx.routed_share = routed_share(tr);
   ctx.probs_in_activation = tr.megatron_version >= kMegatronProbsInActivationVersion;
   return ctx;
 }

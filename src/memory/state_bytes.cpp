@@ -36,6 +36,11 @@ StateBytesPerParam state_bytes_per_param(const TrainingConfig& training, const M
   return b;
 }
 
+double routed_share(const TrainingConfig& t) {
+  if (t.moe_pad_to_capacity) return t.moe_capacity_factor;
+  return t.moe_capacity_factor > 0 ? std::min(t.moe_imbalance, t.moe_capacity_factor) : t.moe_imbalance;
+}
+
 double activation_element_bytes(const TrainingConfig& training) {
   return training.precision == Precision::fp32 ? 4.0 : 2.0;
 }

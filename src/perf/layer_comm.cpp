@@ -34,6 +34,9 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
+  s.routed_share = memory::routed_share(tr);
+  s.token_drop = tr.moe_capacity_factor > 0;
+  s.pad_to_capacity = tr.moe_pad_to_capacity;
   set_attention_calls(l, s);
   return s;
 }

@@ -129,7 +129,8 @@ LayerComm layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShap
   if (l.cp > 1) cp_layer_comm(m, l, s, placement.cp, price, out);
   if (m.is_moe() && l.ep > 1) {
     const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
-    const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.hidden * s.element_bytes;
+    // The busiest rank's share of the routed copies paces each all-to-all.
+    const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.routed_share * s.hidden * s.element_bytes;
     out.ep_per_layer_s = 2 * price(Collective::alltoall, bytes, placement.ep);
   }
   return out;

@@ -200,10 +200,32 @@ Cost dispatcher_sorts(const Machine& mc, double routed_bytes, double ep, double 
   return c;
 }
 
+// Megatron-LM's TopKRouter with its unfused routing (moe/router.py, moe/moe_utils.py topk_routing_with_score_function
+// and apply_router_token_dropping; --moe-router-fusion off, its default), counted as PyTorch launches them. Forward:
+// the top-k over the experts (1), the softmax of the chosen scores and its cast (2), the probabilities scattered
+// into a zeroed tokens x experts tensor (3: zeros, the out-of-place scatter's copy and scatter), the routing map
+// likewise with its int and bool casts (5), the load-balancing loss's scores (softmax, top-k and a map: 7) and both
+// token counts per expert (2): 20 kernels. Dropping tokens adds the top-k of each expert's column, its mask (zeros,
+// scatter's copy and scatter, bool) and the masked probabilities: 6. Backward, the autograd of the probabilities'
+// path: the scatter's gather, the cast, the softmax and the top-k's zeros and scatter (5), and the masked product
+// when dropping (1). Each kernel is small: a read and a write of the fp32 tokens x experts scores.
+namespace {
+double router_forward_kernels(bool token_drop) { return token_drop ? 26 : 20; }
+}  // namespace
+
+Cost router_ops(const Machine& mc, double tokens, double experts, bool token_drop) {
+  const double forward_kernels = router_forward_kernels(token_drop), backward_kernels = token_drop ? 6 : 5;
+  const double pass_bytes = 2 * 4 * tokens * experts;
+  Cost c;
+  c.forward_s = memory_bound_s(mc, forward_kernels * pass_bytes, forward_kernels);
+  c.backward_s = memory_bound_s(mc, backward_kernels * pass_bytes, backward_kernels);
+  return c;
+}
+
 namespace {
 
-// Router, routed experts (balanced routing), shared experts, and the permutes of a MoE layer's MLP, added to `c`
-// in this order; the elements entering the activation function are added to `act_elems`.
+// Router, routed experts (the busiest rank's share of the routed tokens), shared experts, and the permutes of a MoE
+// layer's MLP, added to `c` in this order; the elements entering the activation function are added to `act_elems`.
 void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, double ep, double etp, Cost& c,
                  double& act_elems) {
   const double h = s.hidden, tokens = s.tokens, up = m.mlp == MlpKind::gated ? 2 : 1;
@@ -211,8 +233,11 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
   const double topk = static_cast<double>(m.moe.top_k);
   const double ffn = static_cast<double>(m.moe.expert_ffn_hidden);
   const double local_experts = std::max(1.0, experts / ep);
-  const double rows = tokens * topk * ep / experts;  // tokens per local expert, balanced routing
-  c += linear(mc, s, tokens, experts, h, 1);          // router
+  const double rows = tokens * topk * ep / experts * s.routed_share;   // tokens per local expert, busiest rank
+  // The router sees the rank's share of the sequence under sequence parallelism.
+  const double router_tokens = s.sequence_parallel ? tokens / s.tp : tokens;
+  c += linear(mc, s, router_tokens, experts, h, 1);   // gating
+  c += router_ops(mc, router_tokens, experts, s.token_drop);
   c += linear(mc, s, rows, up * ffn / etp, h, local_experts);
   c += linear(mc, s, rows, h, ffn / etp, local_experts);
   act_elems += rows * local_experts * ffn / etp;
@@ -222,9 +247,10 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
     c += linear(mc, s, tokens, h, shared_ffn / s.tp, 1);
     act_elems += tokens * shared_ffn / s.tp;
   }
+  // Permutes move the rank's own copies (padded to capacity where the experts are); the sorts the copies received.
   const double routed_bytes = tokens * topk * h * s.element_bytes;
-  c += permutes(mc, routed_bytes);
-  c += dispatcher_sorts(mc, routed_bytes, ep, local_experts);
+  c += permutes(mc, routed_bytes * (s.pad_to_capacity ? s.routed_share : 1));
+  c += dispatcher_sorts(mc, routed_bytes * s.routed_share, ep, local_experts);
 }
 
 // Norms, bias-dropout-adds, the activation function and rotary embedding: bandwidth-bound kernels, forward; the
@@ -318,7 +344,8 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const MicrobatchShape& 
 // routing and permutes.
 double layer_kernels_forward(const ModelConfig& m, const MicrobatchShape& s, bool moe, bool tp_comm) {
   double k = 4;                                                     // qkv, out, up (fc1), down (fc2)
-  if (moe) k += 1 + 2 + (m.moe.shared_experts > 0 ? 2 : 0) + 2;    // router, experts, shared, permute/unpermute
+  if (moe)   // gating and routing, experts, shared experts, permute/unpermute
+    k += 1 + router_forward_kernels(s.token_drop) + 2 + (m.moe.shared_experts > 0 ? 2 : 0) + 2;
   k += s.flash ? 1 : (s.dropout ? 5 : 4);                           // QK^T, softmax, [dropout], PV, context copy
   k += static_cast<double>(m.norms_per_layer) + 2 + 1;              // norms, bias-dropout-add x2, activation
   if (m.mla.enabled)  // down and up projections instead of one qkv GEMM; the latent norms and the q/kv assembly

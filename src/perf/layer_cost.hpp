@@ -58,11 +58,19 @@ struct MicrobatchShape {
   bool sequence_parallel = false;
   bool dropout = false;
   bool flash = true;
+  // MoE: routed copies the busiest expert rank processes over its balanced share (memory::routed_share), and
+  // whether the router drops tokens beyond each expert's capacity.
+  double routed_share = 1;
+  bool token_drop = false;
+  bool pad_to_capacity = false;   // every expert receives its capacity: the permuted buffers hold routed_share copies
 };
 
 // A linear layer of `batch` GEMMs, each (m x k) @ (k x n): forward, and backward as the data-gradient and the
 // weight-gradient GEMMs.
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch);
+// The routing of a MoE layer's `tokens` over `experts` after the gating GEMM: top-k, softmax, the routing map and
+// probabilities, the scores of the load-balancing loss and, with `token_drop`, the capacity mask.
+Cost router_ops(const Machine& mc, double tokens, double experts, bool token_drop);
 // Permute and unpermute of a MoE layer's routed tokens; `routed_bytes` is one copy of every routed token.
 Cost permutes(const Machine& mc, double routed_bytes);
 // The all-to-all dispatcher's sort of the received tokens by local expert and its undoing, with `ep` expert-parallel
