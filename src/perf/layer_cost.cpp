@@ -200,6 +200,10 @@ Cost dispatcher_sorts(const Machine& mc, double routed_bytes, double ep, double 
   return c;
 }
 
+namespace {
+double router_forward_kernels(bool token_drop) { return token_drop ? 26 : 20; }
+}  // namespace
+
 // Megatron-LM's TopKRouter with its unfused routing (moe/router.py, moe/moe_utils.py topk_routing_with_score_function
 // and apply_router_token_dropping; --moe-router-fusion off, its default), counted as PyTorch launches them. Forward:
 // the top-k over the experts (1), the softmax of the chosen scores and its cast (2), the probabilities scattered
@@ -209,10 +213,6 @@ Cost dispatcher_sorts(const Machine& mc, double routed_bytes, double ep, double 
 // scatter's copy and scatter, bool) and the masked probabilities: 6. Backward, the autograd of the probabilities'
 // path: the scatter's gather, the cast, the softmax and the top-k's zeros and scatter (5), and the masked product
 // when dropping (1). Each kernel is small: a read and a write of the fp32 tokens x experts scores.
-namespace {
-double router_forward_kernels(bool token_drop) { return token_drop ? 26 : 20; }
-}  // namespace
-
 Cost router_ops(const Machine& mc, double tokens, double experts, bool token_drop) {
   const double forward_kernels = router_forward_kernels(token_drop), backward_kernels = token_drop ? 6 : 5;
   const double pass_bytes = 2 * 4 * tokens * experts;
