@@ -283,6 +283,12 @@ TEST(Properties, NoStepBeatsItsPhysicalBounds) {
     r.cluster.nodes = draw.power_of_two(2);
     r.training.global_batch = 1024;
     r.timing.tp_overlap = draw.pick(0, 1) == 1;
+    // MoE routing: dropless, or a capacity factor under, at or over 1, padded or not (ignored by dense models).
+    const int capacity = draw.pick(0, 3);
+    if (capacity > 0) {
+      r.training.moe_capacity_factor = std::vector<double>{0.5, 1.0, 1.25}[static_cast<std::size_t>(capacity - 1)];
+      r.training.moe_pad_to_capacity = draw.pick(0, 1) == 1;
+    }
     r.explain = true;
     api::EstimateResult e;
     try {

@@ -1,6 +1,7 @@
 // A cheap floor on the step time for the search's pruning: the linear-layer FLOPs at the best GEMM efficiency.
 #include <algorithm>
 
+#include "memory/internal.hpp"
 #include "model/param_parts.hpp"
 #include "perf/step_model.hpp"
 
@@ -40,10 +41,14 @@ double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& pe
   const double dense_flops = 2 * T * (attn + (up + 1) * static_cast<double>(m.ffn_hidden) * h / tp);
   double layer_flops = dense_flops;
   if (m.is_moe()) {
-    // Balanced routing: each token visits top_k experts (at least; more rows per expert when ep exceeds experts).
-    double moe_flops = 2 * T * (attn + static_cast<double>(m.moe.routed_experts) * h +
-                                static_cast<double>(m.moe.top_k) * (up + 1) *
-                                    static_cast<double>(m.moe.expert_ffn_hidden) * h / etp);
+    // Balanced routing: each token visits top_k experts (at least; more rows per expert when ep exceeds experts),
+    // fewer where a capacity factor under 1 drops copies. The router sees the TP rank's share of the sequence
+    // under sequence parallelism.
+    const double kept = std::min(1.0, memory::routed_share(tr));
+    const double router_tokens = l.sequence_parallel && l.tp > 1 ? T / tp : T;
+    double moe_flops = 2 * T * (attn + kept * static_cast<double>(m.moe.top_k) * (up + 1) *
+                                           static_cast<double>(m.moe.expert_ffn_hidden) * h / etp) +
+                       2 * router_tokens * static_cast<double>(m.moe.routed_experts) * h;
     if (m.moe.shared_experts > 0)
       moe_flops += 2 * T * (up + 1) *
                    static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden) * h / tp;

@@ -7,11 +7,22 @@
 
 #include "gpuplan/estimate.hpp"
 #include "memory/internal.hpp"
+#include "model/param_parts.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan {
 
 namespace {
+
+// Routed copies dropped beyond a capacity factor under 1 are never computed: the FLOPs per token of the expert
+// GEMMs they would have run (forward and backward), which the model's per-token count includes.
+double dropped_expert_flops_per_token(const ModelConfig& m, const TrainingConfig& tr) {
+  const double kept = std::min(1.0, memory::routed_share(tr));
+  if (!m.is_moe() || kept >= 1) return 0;
+  const double expert = static_cast<double>(detail::mlp_params(m, m.moe.expert_ffn_hidden, detail::Biases::exclude));
+  const double moe_layers = static_cast<double>(m.moe_layers_in(0, m.layers));
+  return 6 * static_cast<double>(m.moe.top_k) * expert * moe_layers * (1 - kept);
+}
 
 // How a collective's group sits on the nodes: ranks per node and nodes spanned, and the groups of its kind that
 // share a node's NICs.
@@ -110,7 +121,9 @@ double layer_bytes(const NetworkJob& j, const memory::StageParams& sp) {
   double total = static_cast<double>(sp.layers) * per_layer;
   if (m.is_moe() && l.ep > 1) {   // each rank routes its own tokens (a TP rank's share under sequence parallelism)
     const double routing = l.sequence_parallel && l.tp > 1 ? tokens / static_cast<double>(l.tp) : tokens;
-    const double routed = routing * static_cast<double>(m.moe.top_k) * static_cast<double>(m.hidden) * e;
+    // Copies dropped beyond a capacity factor under 1 are not sent.
+    const double kept = std::min(1.0, memory::routed_share(tr));
+    const double routed = routing * static_cast<double>(m.moe.top_k) * kept * static_cast<double>(m.hidden) * e;
     total += static_cast<double>(sp.moe_layers) * 4 *
              node_bytes(Collective::alltoall, routed, spread_of(j.placement.ep, j.gpus_per_node));
   }
@@ -170,7 +183,8 @@ PhysicalBounds physical_bounds(const EstimateInputs& in) {
   // Causal attention computes half the s x s score and context products (what the kernels really do).
   const FlopsPerToken f = flops_per_token(m, tr.seq_len);
   const double tokens = static_cast<double>(tr.global_batch) * static_cast<double>(tr.seq_len);
-  b.flops_per_gpu = (f.training - 1.5 * f.attention_forward) * tokens / static_cast<double>(l.gpus);
+  b.flops_per_gpu = (f.training - 1.5 * f.attention_forward - dropped_expert_flops_per_token(m, tr)) * tokens /
+                    static_cast<double>(l.gpus);
   b.compute_s = b.flops_per_gpu / (in.gpu.tflops(perf::peak_dtype(tr, in.gpu)) * 1e12);
   b.hbm_bytes_per_gpu = hbm_bytes(resolved, estimate_memory(resolved));
   b.memory_s = b.hbm_bytes_per_gpu / (in.gpu.memory_GBps * 1e9);
