@@ -55,6 +55,28 @@ TEST(SequenceParallelGradientSync, AllReducesTheDuplicatedWeightsOncePerStep) {
   EXPECT_NEAR(term_s(estimate_step(in), "sp_grad_sync"), all_reduce + copies, 1e-4 * (all_reduce + copies));
 }
 
+TEST(SequenceParallelGradientSync, RowParallelBiasesAreDuplicatedToo) {
+  // GPT-2 (hidden 768, 12 layers, LayerNorms with biases, biased linears) at TP 2: per layer two LayerNorms
+  // (2 x (768 + 768)) and the biases of the two row-parallel linears, added after their reduce-scatter (768 each);
+  // the final LayerNorm (768 + 768).
+  EstimateInputs in;
+  in.memory.model = model_from_catalog("gpt2");
+  in.memory.training.seq_len = 1024;
+  in.memory.training.micro_batch = 1;
+  in.memory.training.global_batch = 4;
+  in.memory.layout.gpus = 2;
+  in.memory.layout.tp = 2;
+  in.memory.layout.sequence_parallel = true;
+  in.memory.overheads = default_overheads();
+  test::place_on(in, "dgx-h100", 1);
+  const PerfConstants pc = perf_constants(in.gpu);
+  const double bytes = 4 * (12 * (2 * (768 + 768) + 2 * 768) + 2 * 768.0);
+  const double expected = collective_time_s(in.fabric, Collective::allreduce, bytes, GroupPlacement{2, 2, 1}) +
+                          pc.collective_call_s + 4 * bytes / (in.gpu.memory_GBps * 1e9 * pc.memory_bound_efficiency) +
+                          2 * pc.kernel_overhead_s;
+  EXPECT_NEAR(term_s(estimate_step(in), "sp_grad_sync"), expected, 1e-6 * expected);
+}
+
 TEST(SequenceParallelGradientSync, NothingWithoutSequenceParallelismOrTensorParallelism) {
   // Without sequence parallelism every TP rank sees the whole sequence and computes the same gradients.
   EXPECT_EQ(term_s(estimate_step(deepseek_v3_four_layers(8, false)), "sp_grad_sync"), 0.0);

@@ -234,8 +234,9 @@ void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) 
 }
 
 // Under sequence parallelism each TP rank computes only its share of the sequence's contribution to the gradients
-// of the weights every rank holds whole: the norms, the routers (TopKRouter sets `sequence_parallel` on its weight)
-// and MLA's down projections (TELinear 'duplicated'). Megatron-LM's finalize_model_grads
+// of the weights every rank holds whole: the norms, the row-parallel linears' biases (added after the reduce-scatter;
+// RowParallelLinear sets `sequence_parallel` on them), the routers (TopKRouter sets it on its weight) and MLA's down
+// projections (TELinear 'duplicated'). Megatron-LM's finalize_model_grads
 // (_allreduce_non_tensor_model_parallel_grads, formerly _allreduce_layernorm_grads) flattens these main gradients
 // into one buffer, all-reduces it over the TP group and copies it back, after the backward and before the
 // optimizer: a read and a write to flatten, the same to unflatten. Every stage does its own at once.
@@ -243,11 +244,12 @@ double StepModel::sp_grad_sync_s(const MicrobatchShape& s) {
   if (layout_.tp <= 1 || !s.sequence_parallel) return 0;
   const ModelConfig& m = *in_->memory.model;
   const ParamCounts& counts = job_->counts;
-  double mla_down = 0;
+  double duplicated = (m.attn_out_bias ? s.hidden : 0);
   if (m.mla.enabled)
-    mla_down = s.hidden * static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
-  const double dense = static_cast<double>(counts.dense_layer.norms + counts.dense_layer.router) + mla_down;
-  const double moe = static_cast<double>(counts.moe_layer.norms + counts.moe_layer.router) + mla_down;
+    duplicated += s.hidden * static_cast<double>(m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+  const double dense = static_cast<double>(counts.dense_layer.norms + counts.dense_layer.router) + duplicated +
+                       (m.mlp_bias ? s.hidden : 0);
+  const double moe = static_cast<double>(counts.moe_layer.norms + counts.moe_layer.router) + duplicated;
   const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
   double slowest = 0;
   for (const memory::StageParams& sp : stages_) {

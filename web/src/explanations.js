@@ -28,7 +28,7 @@ export const TIME_TERMS = {
   pp_comm: "Activations sent between pipeline stages",
   dp_comm: "Data-parallel gradient reduction not overlapped with backward",
   embedding_sync: "All-reduce of the tied embedding's gradients across first and last stages",
-  sp_grad_sync: "All-reduce over the TP group of the gradients of the weights sequence parallelism duplicates (norms, routers, MLA down projections)",
+  sp_grad_sync: "All-reduce over the TP group of the gradients of the weights sequence parallelism duplicates (norms, row-parallel biases, routers, MLA down projections)",
   optimizer: "Optimizer step",
   overhead: "Per-step launch and framework overhead",
 };
