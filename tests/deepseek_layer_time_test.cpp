@@ -117,7 +117,8 @@ TEST(MoeRouterTime, UnfusedRoutingLaunchesItsSmallKernels) {
 
 TEST(MoeDispatcherTime, AllToAllsCarryTheBusiestRanksShare) {
   // Padded to a capacity factor of 1.25, every expert receives 1.25x its balanced tokens: each dispatch and combine
-  // all-to-all moves 1.25 x 4096 x 6 x 5120 x 2 B (priced here by bytes alone).
+  // all-to-all moves 1.25 x 4096 x 6 x 5120 x 2 B, and the routing probabilities travel in an all-to-all of their
+  // own, 1.25 x 4096 x 6 x 4 B (Megatron-Core 0.13+; priced here by bytes alone).
   ModelConfig m = deepseek_v2_attention();
   m.moe.routed_experts = 160;
   m.moe.top_k = 6;
@@ -129,7 +130,58 @@ TEST(MoeDispatcherTime, AllToAllsCarryTheBusiestRanksShare) {
   s.routed_share = 1.25;
   const auto bytes = [](Collective, double size, const GroupPlacement&) { return size; };
   const perf::LayerComm c = perf::layer_comm(m, l, s, RankPlacement{}, bytes);
-  EXPECT_DOUBLE_EQ(c.ep_per_layer_s, 2 * 1.25 * 4096 * 6 * 5120 * 2);
+  EXPECT_DOUBLE_EQ(c.ep_per_layer_s, 2 * 1.25 * 4096 * 6 * 5120 * 2 + 1.25 * 4096 * 6 * 4);
+  // Before 0.13 the probabilities stay where the tokens were routed.
+  s.probs_dispatched = false;
+  EXPECT_DOUBLE_EQ(perf::layer_comm(m, l, s, RankPlacement{}, bytes).ep_per_layer_s, 2 * 1.25 * 4096 * 6 * 5120 * 2);
+}
+
+TEST(MoeDispatcherTime, ExpertTensorParallelismGathersTheReceivedTokens) {
+  // Mixtral 8x7B's shape (hidden 4096, 8 experts, top-2, no shared experts) at TP 2 with sequence parallelism, EP 4
+  // and expert-TP 2 (Megatron's default, the TP degree), 4096 tokens. Each rank routes its 2048-token shard: the
+  // all-to-alls move 2048 x 2 x 4096 x 2 B, the probabilities 2048 x 2 x 4 B. The alltoall dispatcher then gathers
+  // what each expert-TP rank received (2 x that, as nccl-tests counts an all-gather's buffer), probabilities too,
+  // and reduce-scatters the experts' outputs back (token_dispatcher.py, dispatch_postprocess / combine_preprocess).
+  ModelConfig m;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.moe.routed_experts = 8;
+  m.moe.top_k = 2;
+  Layout l;
+  l.tp = 2;
+  l.ep = 4;
+  l.sequence_parallel = true;
+  perf::MicrobatchShape s;
+  s.tokens = 4096;
+  s.hidden = 4096;
+  s.tp = 2;
+  s.sequence_parallel = true;
+  // Priced by the bytes of one kind of collective at a time.
+  const auto only = [&](Collective kind) {
+    return perf::layer_comm(m, l, s, RankPlacement{},
+                            [kind](Collective c, double size, const GroupPlacement&) { return c == kind ? size : 0.0; });
+  };
+  const double routed = 2048.0 * 2 * 4096 * 2, probs = 2048.0 * 2 * 4;
+  const double activation = 4096.0 * 4096 * 2;   // the attention's input is the activation too
+  EXPECT_DOUBLE_EQ(only(Collective::alltoall).ep_per_layer_s, 2 * routed + probs);
+  EXPECT_DOUBLE_EQ(only(Collective::allgather).ep_per_layer_s, 2 * routed + 2 * probs);
+  EXPECT_DOUBLE_EQ(only(Collective::reducescatter).ep_per_layer_s, 2 * routed);
+  // A dense layer's TP collectives: forward the attention's and fc1's gathers, the out projection's and fc2's
+  // reduce-scatters. A MoE layer without shared experts keeps the attention's: the attention's gather and the out
+  // projection's reduce-scatter forward; backward the out projection's output gradient and the attention's input
+  // gathered, the latter's gradient reduce-scattered.
+  const perf::LayerComm gathered = only(Collective::allgather), scattered = only(Collective::reducescatter);
+  EXPECT_DOUBLE_EQ(gathered.tp_forward_s, 2 * activation);
+  EXPECT_DOUBLE_EQ(scattered.tp_forward_s, 2 * activation);
+  EXPECT_DOUBLE_EQ(gathered.tp_moe_forward_s, activation);
+  EXPECT_DOUBLE_EQ(scattered.tp_moe_forward_s, activation);
+  EXPECT_DOUBLE_EQ(gathered.tp_moe_backward_s + gathered.tp_moe_backward_async_s, 2 * activation);
+  EXPECT_DOUBLE_EQ(scattered.tp_moe_backward_s + scattered.tp_moe_backward_async_s, activation);
+  // With shared experts the layer gathers for them and reduce-scatters their output as a dense MLP does.
+  m.moe.shared_experts = 1;
+  m.moe.shared_expert_ffn_hidden = 14336;
+  EXPECT_DOUBLE_EQ(only(Collective::allgather).tp_moe_forward_s, 2 * activation);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.routed_share = memory::routed_share(tr);
   s.token_drop = tr.moe_capacity_factor > 0;
   s.pad_to_capacity = tr.moe_pad_to_capacity;
+  s.probs_dispatched = tr.megatron_version >= kMegatronProbsInActivationVersion;
   set_attention_calls(l, s);
   return s;
 }

@@ -21,7 +21,13 @@ struct LayerComm {
   double cp_ring_ranks = 0;    // ranks of that ring (cp, or cp / cp_a2a); 0: no ring
   double cp_forward_s = 0;     // the CP collectives nothing hides (a2a, all_gather, a2a+p2p's all-to-alls)
   double cp_backward_s = 0;
-  double ep_per_layer_s = 0;   // a MoE layer's dispatch and combine all-to-alls, forward
+  // A MoE layer's TP collectives: a dense layer's, less the dense MLP's gather and reduce-scatter where it has no
+  // shared experts (the token dispatcher moves its tokens instead, in ep_per_layer_s).
+  double tp_moe_forward_s = 0, tp_moe_backward_s = 0, tp_moe_backward_async_s = 0;
+  // A MoE layer's token dispatcher, forward: the dispatch and combine all-to-alls over EP (and the routing
+  // probabilities' where they travel with the tokens), and over expert-TP the gather of the tokens received and
+  // the reduce-scatter of the experts' outputs.
+  double ep_per_layer_s = 0;
 };
 
 // The local query, key + value and output of one layer on one rank (b x s/cp tokens, heads split over TP).
@@ -91,13 +97,18 @@ void cp_layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShape&
 // reduce-scatters, of which 2 + 2 are issued beside the column-parallel GEMMs (how much of them shows: step_variant.cpp).
 // `attention_in_bytes` is what the attention's column-parallel linears take in: the activation, or under MLA the
 // latents its up projections read (the down projections are duplicated on every rank and need no collective).
+// With sequence parallelism a MoE layer without a dense MLP (`moe_dense_mlp` false: no shared experts) keeps the
+// attention's share: forward its gather and the out projection's reduce-scatter, backward the out projection's
+// output gradient gathered and the qkv input gathered again with its gradient reduce-scattered. Without sequence
+// parallelism (which Megatron-LM requires of MoE with TP) the experts' outputs are all-reduced like a dense MLP's.
 template <class Price>
-void tp_layer_comm(const MicrobatchShape& s, double act_bytes, double attention_in_bytes, const GroupPlacement& tp,
-                   Price&& price, LayerComm& out) {
+void tp_layer_comm(const MicrobatchShape& s, double act_bytes, double attention_in_bytes, bool moe_dense_mlp,
+                   const GroupPlacement& tp, Price&& price, LayerComm& out) {
   if (!s.sequence_parallel) {
     const double reduce = price(Collective::allreduce, act_bytes, tp);
-    out.tp_forward_s = 2 * reduce;
-    out.tp_backward_s = reduce + price(Collective::allreduce, attention_in_bytes, tp);
+    const double attention_reduce = price(Collective::allreduce, attention_in_bytes, tp);
+    out.tp_forward_s = out.tp_moe_forward_s = 2 * reduce;
+    out.tp_backward_s = out.tp_moe_backward_s = reduce + attention_reduce;
     return;
   }
   const double gather = price(Collective::allgather, act_bytes, tp);
@@ -107,6 +118,40 @@ void tp_layer_comm(const MicrobatchShape& s, double act_bytes, double attention_
   out.tp_forward_s = attention_gather + gather + 2 * scatter;
   out.tp_backward_s = 2 * gather;
   out.tp_backward_async_s = attention_gather + gather + attention_scatter + scatter;
+  out.tp_moe_forward_s = moe_dense_mlp ? out.tp_forward_s : attention_gather + scatter;
+  out.tp_moe_backward_s = moe_dense_mlp ? out.tp_backward_s : gather;
+  out.tp_moe_backward_async_s = moe_dense_mlp ? out.tp_backward_async_s : attention_gather + attention_scatter;
+}
+
+// Megatron-Core's alltoall token dispatcher (moe/token_dispatcher.py) for one MoE layer, forward: each rank routes
+// its own tokens (its sequence shard under sequence parallelism); the busiest rank's share paces the all-to-alls.
+// From Megatron-Core 0.13 the routing probabilities travel with the tokens (fp32, an all-to-all of their own).
+// With expert tensor parallelism (expert-TP, by default the TP degree) dispatch_postprocess gathers the tokens
+// received over the expert-TP group and combine_preprocess reduce-scatters the experts' outputs back.
+template <class Price>
+double dispatcher_comm(const ModelConfig& m, const Layout& l, const MicrobatchShape& s, const RankPlacement& placement,
+                       Price&& price) {
+  const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
+  const double copies = tokens * static_cast<double>(m.moe.top_k) * s.routed_share;
+  const double bytes = copies * s.hidden * s.element_bytes, probs = copies * 4;
+  double t = 0;
+  if (l.ep > 1) {
+    t += 2 * price(Collective::alltoall, bytes, placement.ep);
+    if (s.probs_dispatched) t += price(Collective::alltoall, probs, placement.ep);
+  }
+  const std::int64_t etp = l.etp > 0 ? l.etp : l.tp;
+  if (s.sequence_parallel && etp > 1) {
+    GroupPlacement group = placement.tp;   // expert-TP takes the TP coordinate, or the first etp ranks of it
+    if (etp != group.ranks) {
+      const std::int64_t node = group.ranks_per_node * group.concurrent_groups_per_node;
+      group = {etp, std::min(etp, group.ranks_per_node), 1};
+      group.concurrent_groups_per_node = std::max<std::int64_t>(1, node / group.ranks_per_node);
+    }
+    const double gathered = static_cast<double>(etp);
+    t += price(Collective::allgather, gathered * bytes, group) + price(Collective::reducescatter, gathered * bytes, group);
+    if (s.probs_dispatched) t += price(Collective::allgather, gathered * probs, group);
+  }
+  return t;
 }
 
 // Bytes the attention's column-parallel linears take in, on the whole (b, s/cp) sequence: the activation, or under
@@ -125,14 +170,10 @@ LayerComm layer_comm(const ModelConfig& m, const Layout& l, const MicrobatchShap
                      Price&& price) {
   LayerComm out;
   const double act_bytes = s.tokens * s.hidden * s.element_bytes;  // the full (b, s/cp, h) activation
-  if (l.tp > 1) tp_layer_comm(s, act_bytes, attention_input_bytes(m, s), placement.tp, price, out);
+  if (l.tp > 1)
+    tp_layer_comm(s, act_bytes, attention_input_bytes(m, s), m.moe.shared_experts > 0, placement.tp, price, out);
   if (l.cp > 1) cp_layer_comm(m, l, s, placement.cp, price, out);
-  if (m.is_moe() && l.ep > 1) {
-    const double tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
-    // The busiest rank's share of the routed copies paces each all-to-all.
-    const double bytes = tokens * static_cast<double>(m.moe.top_k) * s.routed_share * s.hidden * s.element_bytes;
-    out.ep_per_layer_s = 2 * price(Collective::alltoall, bytes, placement.ep);
-  }
+  if (m.is_moe()) out.ep_per_layer_s = dispatcher_comm(m, l, s, placement, price);
   return out;
 }
 

@@ -63,6 +63,7 @@ struct MicrobatchShape {
   double routed_share = 1;
   bool token_drop = false;
   bool pad_to_capacity = false;   // every expert receives its capacity: the permuted buffers hold routed_share copies
+  bool probs_dispatched = true;   // the routing probabilities travel with the tokens (Megatron-Core 0.13+)
 };
 
 // A linear layer of `batch` GEMMs, each (m x k) @ (k x n): forward, and backward as the data-gradient and the

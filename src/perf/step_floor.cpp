@@ -40,11 +40,15 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
     const MicrobatchShape shape = microbatch_shape(in, l);
     const LayerComm comm = layer_comm(m, l, shape, placement, priced);
     const CpExposed cp = cp_exposed(comm, core);
-    // The TP collectives hide behind the GEMMs only with overlap; without, forward and backward each wait.
-    const double tp_waits =
-        tp_overlap && l.tp > 1 ? 0.0 : comm.tp_forward_s + comm.tp_backward_s + comm.tp_backward_async_s;
+    // The TP collectives hide behind the GEMMs only with overlap; without, forward and backward each wait (a MoE
+    // layer's its own, layer_comm.hpp).
+    const bool waits = !(tp_overlap && l.tp > 1);
+    const double tp_waits = waits ? comm.tp_forward_s + comm.tp_backward_s + comm.tp_backward_async_s : 0.0;
+    const double moe_tp_waits =
+        waits ? comm.tp_moe_forward_s + comm.tp_moe_backward_s + comm.tp_moe_backward_async_s : 0.0;
     const double mean_stage_s = flop_floor_s / microbatches +
-                                layers * (core.forward_s + core.backward_s + tp_waits + cp.forward_s + cp.backward_s) +
+                                layers * (core.forward_s + core.backward_s + cp.forward_s + cp.backward_s) +
+                                (layers - moe_layers) * tp_waits + moe_layers * moe_tp_waits +
                                 2 * moe_layers * comm.ep_per_layer_s;
     const double pipeline_s = pipeline_comm_s(shape, stages, microbatches, virtual_stages, placement, priced);
     const double step_s =

@@ -184,6 +184,8 @@ void StepModel::price_layer_comm(const MicrobatchShape& s, const Cost& core) {
   tp_forward_per_layer_s_ = comm.tp_forward_s;
   tp_backward_per_layer_s_ = comm.tp_backward_s;
   tp_backward_async_per_layer_s_ = comm.tp_backward_async_s;
+  tp_moe_forward_per_layer_s_ = comm.tp_moe_forward_s;
+  tp_moe_backward_per_layer_s_ = comm.tp_moe_backward_s + comm.tp_moe_backward_async_s;
   ep_comm_per_layer_s_ = comm.ep_per_layer_s;
   const CpExposed cp = cp_exposed(comm, core);
   cp_exposed_forward_s_ = cp.forward_s;

@@ -134,6 +134,7 @@ class StepModel {
   double tp_forward_per_layer_s_ = 0;          // the TP collectives of one layer's forward
   double tp_backward_per_layer_s_ = 0;         // the backward's the GEMMs wait for
   double tp_backward_async_per_layer_s_ = 0;   // the backward's issued beside the column-parallel GEMMs
+  double tp_moe_forward_per_layer_s_ = 0, tp_moe_backward_per_layer_s_ = 0;   // a MoE layer's (LayerComm::tp_moe_*)
   double cp_exposed_forward_s_ = 0, cp_exposed_backward_s_ = 0;   // CP ring steps not hidden by the attention
   double ep_comm_per_layer_s_ = 0;             // a MoE layer's dispatch and combine all-to-alls, forward
   double microbatches_ = 0;                    // per pipeline and step

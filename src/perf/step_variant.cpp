@@ -53,13 +53,19 @@ StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant,
   // backward's asynchronous ones are issued beside the column-parallel GEMMs, but without --tp-overlap they are
   // priced as waited for: on measured runs (Korthikanti et al. 2022 Table 5 on A100, Megatron-LM + TE on B200) the
   // sequence-parallel backward takes its collectives' full time, the NCCL kernels and the GEMM sharing the SMs.
-  const double tp_backward =
-      tp_exposed(tp_backward_per_layer_s_ + tp_backward_async_per_layer_s_, 2 * layer_gemm_forward_s_);
-  st.tp = layers * (tp_exposed(tp_forward_per_layer_s_, layer_gemm_forward_s_) + tp_backward) +
-          recomputed * tp_exposed(tp_forward_per_layer_s_, layer_gemm_forward_s_) + b.tp_embedding_loss_s;
+  // A MoE layer's differ where it has no dense MLP (layer_comm.hpp).
+  auto forward_tp = [&](double comm) { return tp_exposed(comm, layer_gemm_forward_s_); };
+  auto backward_tp = [&](double comm) { return tp_exposed(comm, 2 * layer_gemm_forward_s_); };
+  const double dense_forward = forward_tp(tp_forward_per_layer_s_);
+  const double moe_forward = forward_tp(tp_moe_forward_per_layer_s_);
+  const double dense_layers = layers - moe_layers;
+  const double recomputed_moe = layers > 0 ? recomputed * moe_layers / layers : 0;
+  st.tp = dense_layers * (dense_forward + backward_tp(tp_backward_per_layer_s_ + tp_backward_async_per_layer_s_)) +
+          moe_layers * (moe_forward + backward_tp(tp_moe_backward_per_layer_s_)) +
+          (recomputed - recomputed_moe) * dense_forward + recomputed_moe * moe_forward + b.tp_embedding_loss_s;
   st.tp += (layers + recomputed) * row_parallel_sm_margin_s(layers, moe_layers);
   st.cp = layers * (cp_exposed_forward_s_ + cp_exposed_backward_s_) + recomputed * cp_exposed_forward_s_;
-  st.ep = moe_layers * 2 * ep_comm_per_layer_s_ + (layers > 0 ? recomputed * moe_layers / layers : 0) * ep_comm_per_layer_s_;
+  st.ep = (2 * moe_layers + recomputed_moe) * ep_comm_per_layer_s_;
   return st;
 }
 
