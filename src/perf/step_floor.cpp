@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "perf/layer_comm.hpp"
 #include "perf/step_model.hpp"
@@ -35,10 +36,18 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
   const double layers = static_cast<double>(m.layers) / stages;
   const double moe_layers = static_cast<double>(m.moe_layers_in(0, m.layers)) / stages;
   double best = std::numeric_limits<double>::infinity();
+  // TP overlap changes how the collectives show, not what they cost: each sequence-parallel choice is priced once.
+  std::optional<bool> priced_for;
+  LayerComm comm;
+  double pipeline_s = 0;
   for (const auto& [sequence_parallel, tp_overlap] : choices) {
-    l.sequence_parallel = sequence_parallel;
-    const MicrobatchShape shape = microbatch_shape(in, l);
-    const LayerComm comm = layer_comm(m, l, shape, placement, priced);
+    if (priced_for != sequence_parallel) {
+      l.sequence_parallel = sequence_parallel;
+      const MicrobatchShape shape = microbatch_shape(in, l);
+      comm = layer_comm(m, l, shape, placement, priced);
+      pipeline_s = pipeline_comm_s(shape, stages, microbatches, virtual_stages, placement, priced);
+      priced_for = sequence_parallel;
+    }
     const CpExposed cp = cp_exposed(comm, core);
     // The TP collectives hide behind the GEMMs only with overlap; without, forward and backward each wait (a MoE
     // layer's its own, layer_comm.hpp).
@@ -50,7 +59,6 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
                                 layers * (core.forward_s + core.backward_s + cp.forward_s + cp.backward_s) +
                                 (layers - moe_layers) * tp_waits + moe_layers * moe_tp_waits +
                                 2 * moe_layers * comm.ep_per_layer_s;
-    const double pipeline_s = pipeline_comm_s(shape, stages, microbatches, virtual_stages, placement, priced);
     const double step_s =
         (microbatches + (stages - 1) / virtual_stages) * mean_stage_s + pipeline_s + perf.step_overhead_s;
     best = std::min(best, step_s);
