@@ -22,6 +22,21 @@ api::EstimateRequest llama_8b_long_context() {
   return r;
 }
 
+// The throughput of the search's best layout of `model` on `nodes` of `system`.
+api::ThroughputReport best_plan_throughput(const std::string& model, const std::string& system, int nodes,
+                                           int seq_len, int global_batch) {
+  api::PlanRequest r;
+  r.model.name_or_path = model;
+  r.cluster.system = system;
+  r.cluster.nodes = nodes;
+  r.training.seq_len = seq_len;
+  r.training.global_batch = global_batch;
+  r.ranking.top = 1;
+  const api::PlanResult plan = api::run(r);
+  if (plan.plans.empty()) ADD_FAILURE() << "no plan for " << model << " on " << system;
+  return plan.plans.empty() ? api::ThroughputReport{} : plan.plans[0].throughput;
+}
+
 }  // namespace
 
 TEST(MfuConvention, CausalAttentionHalvesTheScoreAndContextFlops) {
@@ -68,16 +83,7 @@ TEST(MfuConvention, ALongSequenceIsJudgedByWhatItsKernelsCompute) {
 TEST(MfuConvention, AnMfuAboveTheBestPublishedRunIsWarned) {
   // GPT-3 175B on 32 DGX A100 at sequence 2048: the search's best promises more than the best published A100
   // run (Korthikanti et al. 2022, Table 5: 56.3 % MFU, 55.9 % counting causal attention's FLOPs), so it says so.
-  api::PlanRequest r;
-  r.model.name_or_path = "gpt3-175b";
-  r.cluster.system = "dgx-a100";
-  r.cluster.nodes = 32;
-  r.training.seq_len = 2048;
-  r.training.global_batch = 1024;
-  r.ranking.top = 1;
-  const api::PlanResult plan = api::run(r);
-  ASSERT_FALSE(plan.plans.empty());
-  const api::ThroughputReport& t = plan.plans[0].throughput;
+  const api::ThroughputReport t = best_plan_throughput("gpt3-175b", "dgx-a100", 32, 2048, 1024);
   ASSERT_GT(t.mfu_causal, 0.559);
   ASSERT_EQ(t.warnings.size(), 1U);
   EXPECT_NE(t.warnings[0].find("55.9 %"), std::string::npos) << t.warnings[0];
@@ -99,16 +105,7 @@ TEST(MfuConvention, TheSameHopperComputeIsJudgedByTheH100Run) {
   // H200 and H800 run the H100's GH100 compute (132 SMs, 989 TFLOP/s bf16) and have no published training MFU of
   // their own: the H100 SXM run (53.4 % counting causal attention) bounds them too. Llama 3.1 70B on 8 DGX H200:
   // the search's best promises more, so it says so and names the run it compares with.
-  api::PlanRequest r;
-  r.model.name_or_path = "llama-3.1-70b";
-  r.cluster.system = "dgx-h200";
-  r.cluster.nodes = 8;
-  r.training.seq_len = 8192;
-  r.training.global_batch = 512;
-  r.ranking.top = 1;
-  const api::PlanResult plan = api::run(r);
-  ASSERT_FALSE(plan.plans.empty());
-  const api::ThroughputReport& t = plan.plans[0].throughput;
+  const api::ThroughputReport t = best_plan_throughput("llama-3.1-70b", "dgx-h200", 8, 8192, 512);
   ASSERT_GT(t.mfu_causal, 0.534);
   ASSERT_EQ(t.warnings.size(), 1U);
   EXPECT_NE(t.warnings[0].find("53.4 %"), std::string::npos) << t.warnings[0];
