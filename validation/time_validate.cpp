@@ -339,12 +339,12 @@ int main(int argc, char** argv) {
     // data/frameworks/examples/nemo/llama3_{8b,70b}.py, pretrain_performance_optimizations). With fp32 gradients
     // the 8B run on 8 GPUs and the 405B runs would not fit in 80 GB.
     in.memory.training.grad_dtype = DType::bf16;
-    // GPT-3's yaml keeps hidden and attention dropout at 0.1; the Llama models have none.
-    if (d.model == "gpt3-175b") in.memory.training.dropout = 0.1;
-    // GPT-3's yaml pipelines the reduce-scatter into the out projection's GEMM on 24 SMs and into fc2's on 20
-    // (ub_tp_comm_overlap_cfg proj_fprop / fc2_fprop num_sm, set_sm_margin 1); the model takes one count for both,
-    // weighted by the two GEMMs' FLOPs (h x h and 4h x h): (24 + 4 x 20) / 5.
     if (d.model == "gpt3-175b") {
+      // GPT-3's yaml keeps hidden and attention dropout at 0.1; the Llama models have none.
+      in.memory.training.dropout = 0.1;
+      // It pipelines the reduce-scatter into the out projection's GEMM on 24 SMs and into fc2's on 20
+      // (ub_tp_comm_overlap_cfg proj_fprop / fc2_fprop num_sm, set_sm_margin 1); the model takes one count for
+      // both, weighted by the two GEMMs' FLOPs (h x h and 4h x h): (24 + 4 x 20) / 5.
       PerfConstants gpt3 = perf_constants(in.gpu);
       gpt3.tp_overlap_reserved_sms = (24.0 + 4.0 * 20.0) / 5.0;
       in.perf = gpt3;
