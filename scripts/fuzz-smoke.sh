@@ -40,6 +40,7 @@ for t in "${targets[@]}"; do seed "$t" "$ROOT"/fuzz/corpus/"$t"/*; done
 
 mkdir -p "$BUILD/artifacts"
 status=0
+failures=""
 summary="target executions coverage findings"
 for t in "${targets[@]}"; do
   mkdir -p "$BUILD/corpus/$t"
@@ -51,6 +52,7 @@ for t in "${targets[@]}"; do
       -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "$BUILD/corpus/$t" >"$BUILD/$t.log" 2>&1; then
     echo "fuzz-smoke: $t FAILED after $(( $(date +%s) - start ))s; see $BUILD/$t.log and $BUILD/artifacts/" >&2
     grep -E 'ERROR|SUMMARY|runtime error|terminate|what\(\)' "$BUILD/$t.log" | head -20 >&2 || true
+    failures+=" $t"
     status=1
     findings=1
   fi
@@ -66,4 +68,15 @@ for t in "${targets[@]}"; do
 done
 echo
 column -t <<<"$summary"
+# Last, so that a log cut to its tail still holds them: each finding's report and its input (base64, at most 4 KiB),
+# enough to reproduce it on another machine with `base64 -d > input; build-fuzz/TARGET input`.
+for t in $failures; do
+  echo "== $t: finding"
+  grep -E 'ERROR|SUMMARY|runtime error|terminate|what\(\)|^ *#[0-9]+ 0x' "$BUILD/$t.log" | head -30 || true
+  for artifact in "$BUILD"/artifacts/"$t"-*; do
+    echo "input $(basename "$artifact"), $(wc -c <"$artifact") bytes, base64:"
+    head -c 4096 "$artifact" | base64 -w 0
+    echo
+  done
+done
 exit $status

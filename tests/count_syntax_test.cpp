@@ -61,3 +61,19 @@ TEST(CountSyntax, JsonRequestsReadCountsTheSameWay) {
   EXPECT_THROW(api::from_json<api::MemoryRequest>(nlohmann::json::parse(R"({"training": {"seq_len": 4096.5}})")),
                gpuplan::InputError);
 }
+
+// A config given as text reads back from the written request as the same text, whatever its spacing; one given
+// as an object reads back as that object.
+TEST(RequestJson, ModelConfigTextSurvivesARoundTrip) {
+  namespace api = gpuplan::api;
+  const auto round_trip = [](const std::string& document) {
+    const auto request = api::from_json<api::MemoryRequest>(nlohmann::json::parse(document));
+    const auto again = api::from_json<api::MemoryRequest>(nlohmann::json::parse(api::to_json(request).dump()));
+    EXPECT_EQ(again.model, request.model) << document;
+    return again.model.config.value_or("(none)");
+  };
+  EXPECT_EQ(round_trip(R"({"model": {"config": "1 "}})"), "1 ");
+  EXPECT_EQ(round_trip(R"({"model": {"config": "{\"hidden_size\": 64}"}})"), R"({"hidden_size": 64})");
+  EXPECT_EQ(round_trip(R"({"model": {"config": {"hidden_size": 64}}})"), R"({"hidden_size":64})");
+  EXPECT_EQ(round_trip(R"({"model": {"hidden_size": 64, "vocab_size": 8}})"), R"({"hidden_size":64,"vocab_size":8})");
+}

@@ -184,8 +184,12 @@ ordered_json model_json(const ModelSource& m) {
   if (!m.config) return m.name_or_path;
   ordered_json j;
   j["name_or_path"] = m.name_or_path;
+  // A config read from a JSON object is kept as that object's dump, and is written back as the object. Any other
+  // text (a pasted config with its own spacing, or not JSON at all) is written as the text, so the request reads
+  // back to the same config: written as an object, "1 " would read back as "1".
   const json config = json::parse(*m.config, nullptr, false);
-  j["config"] = config.is_discarded() ? ordered_json(*m.config) : ordered_json::parse(*m.config);
+  const bool as_object = !config.is_discarded() && config.is_object() && config.dump() == *m.config;
+  j["config"] = as_object ? ordered_json::parse(*m.config) : ordered_json(*m.config);
   return j;
 }
 
