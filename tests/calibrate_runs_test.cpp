@@ -99,6 +99,29 @@ TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelAndReleaseBetter) {
   }
 }
 
+// The SMs a recipe's TP overlap takes travel with its row: GPT-3's yaml runs the reduce-scatters on 24 SMs (out
+// projection) and 20 (fc2), FLOPs-weighted (h x h against 4h x h) to (24 + 4 x 20) / 5; the Llama rows state none.
+TEST(CalibrateRuns, CsvTpOverlapSmsColumn) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-h100";
+  for (const auto& rec : api::detail::read_runs(file(kValidation + "dgxc-h100-bf16.csv"), defaults)) {
+    if (rec.request.model.name_or_path == "gpt3-175b") {
+      ASSERT_TRUE(rec.request.timing.tp_overlap_sms.has_value()) << rec.label;
+      EXPECT_DOUBLE_EQ(*rec.request.timing.tp_overlap_sms, (24.0 + 4.0 * 20.0) / 5.0) << rec.label;
+    } else {
+      EXPECT_FALSE(rec.request.timing.tp_overlap_sms.has_value()) << rec.label;
+    }
+  }
+  const std::string header = "model,tp,gpus,seq,global_batch,tp_overlap,TP overlap SMs,step_s\n";
+  try {
+    api::detail::read_runs({"runs.csv", header + "llama-3.1-8b,2,8,4096,32,on,-4,5\n"}, defaults);
+    FAIL() << "-4 SMs accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "runs.csv:2: column 'TP overlap SMs'");
+    EXPECT_EQ(e.given(), "'-4'");
+  }
+}
+
 // tests/data/runs/megatron-gpt-1.3b-tp2.log: Megatron-LM's arguments block (arguments.py, _print_args) and
 // iteration lines (training.py, training_log) of a GPT run on 8 GPUs.
 TEST(CalibrateRuns, ReadsAMegatronLog) {

@@ -9,6 +9,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
+#include "cli_runner.hpp"
 #include "test_support.hpp"
 
 namespace gpuplan {
@@ -59,6 +60,33 @@ TEST(TpOverlapSmMargin, SlowsTheRowParallelForwardGemmsByTheReservedShare) {
     none.perf = perf_constants(in.gpu, {{"test", R"({"defaults": {"tp_overlap_reserved_sms": 0}})"}});
     return estimate_step(none).step_s;
   }(), expected, 1e-6 * expected);
+}
+
+// A job's own overlap configuration (--tp-overlap-sms, the userbuffers num_sm of its recipe) replaces the default
+// whatever the perf constants say.
+TEST(TpOverlapSmMargin, TheJobsOwnSmCountReplacesTheDefault) {
+  EstimateInputs own = llama_b200(8);
+  own.time.tp_overlap_sms = 16;
+  EXPECT_DOUBLE_EQ(tp_comm_with_reserved(own, 0), tp_comm_with_reserved(llama_b200(8), 16));
+  own.time.tp_overlap_sms = 0;
+  EXPECT_DOUBLE_EQ(tp_comm_with_reserved(own, 40), tp_comm_with_reserved(llama_b200(8), 0));
+  // From the command line: 16 SMs of 148 slow the two row-parallel forward GEMMs by 16 / 132 (the derivation
+  // above), over the whole step.
+  const std::string job = "estimate --model llama-3.1-70b --layers 12 --system dgx-b200 --nodes 1 --tp 8 "
+                          "--sequence-parallel --seq-len 4096 --micro-batch 1 --global-batch 4 --tp-overlap --json";
+  const auto sixteen = test::run_cli(job + " --tp-overlap-sms 16"), none = test::run_cli(job + " --tp-overlap-sms 0");
+  ASSERT_EQ(sixteen.status, 0) << sixteen.err;
+  ASSERT_EQ(none.status, 0) << none.err;
+  const double projection = 2.0 * 4096 * 8192 * 1024 / (2250e12 * 0.617) + 5e-6;
+  const double down = 2.0 * 4096 * 8192 * 3584 / (2250e12 * 0.5034) + 5e-6;
+  const double expected = 4 * 12 * (projection + down) * 16.0 / (148 - 16);
+  const double step = nlohmann::json::parse(sixteen.out).at("time").at("step_s").get<double>() -
+                      nlohmann::json::parse(none.out).at("time").at("step_s").get<double>();
+  EXPECT_NEAR(step, expected, 1e-4 * expected);
+  const auto every = test::run_cli(job + " --tp-overlap-sms 148");
+  EXPECT_EQ(every.status, 2);
+  EXPECT_NE(every.err.find("--tp-overlap-sms: 148"), std::string::npos) << every.err;  // the field as the CLI names it
+  EXPECT_NE(every.err.find("sm_count 148"), std::string::npos) << every.err;
 }
 
 TEST(TpOverlapSmMargin, AbsentWithoutTpOverlapOrWithoutTp) {

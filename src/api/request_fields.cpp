@@ -263,6 +263,10 @@ void add_timing(FieldList& f, TimingOptions& t) {
         kTiming);
   f.add_negated(&t.tp_overlap, "no_tp_overlap", "timing.tp_overlap",
                 "No tensor-parallel communication overlap (where a --from file turns it on)", kTiming);
+  f.add(&t.tp_overlap_sms, "tp_overlap_sms", "timing.tp_overlap_sms",
+        "With --tp-overlap, SMs the reduce-scatter pipelined into each row-parallel GEMM takes from it (Transformer "
+        "Engine userbuffers num_sm; default data/perf.json tp_overlap_reserved_sms)",
+        kTiming, kAtLeastZero);
   f.add_negated(&t.dp_overlap, "no_dp_overlap", "timing.dp_overlap",
                 "Gradient reduction after the backward pass (no bucketed overlap)", kTiming);
   f.add(&t.dp_overlap, "dp_overlap", "timing.dp_overlap",

@@ -31,6 +31,8 @@ StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_cons
                      "a model architecture: the step time is computed per operation, params alone is not enough");
   counts = count_params(*in.memory.model);
   flops = flops_per_token(*in.memory.model, in.memory.training.seq_len);
+  // The job's own overlap configuration, where it states one, replaces the framework's default.
+  if (in.time.tp_overlap_sms) perf.tp_overlap_reserved_sms = *in.time.tp_overlap_sms;
 }
 
 double CommMemo::operator()(Collective c, double bytes, const GroupPlacement& g) {
