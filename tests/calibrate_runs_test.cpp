@@ -122,6 +122,21 @@ TEST(CalibrateRuns, CsvTpOverlapSmsColumn) {
   }
 }
 
+// Megatron-LM's NaN check of the gradients: on unless a CSV row says off; a log states it in its arguments block,
+// and one that does not print the argument comes from a Megatron-LM that has no such check.
+TEST(CalibrateRuns, GradNanCheckFromCsvAndLog) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-h100";
+  const auto runs = api::detail::read_runs(
+      {"runs.csv", "model,gpus,grad_nan_check,step_s\nllama-3.1-8b,8,off,5\nllama-3.1-8b,8,,5\n"}, defaults);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].request.training.grad_nan_check);
+  EXPECT_TRUE(runs[1].request.training.grad_nan_check);
+  const auto logged = api::detail::read_runs(
+      file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log"), defaults);
+  EXPECT_FALSE(logged.at(0).request.training.grad_nan_check);
+}
+
 // tests/data/runs/megatron-gpt-1.3b-tp2.log: Megatron-LM's arguments block (arguments.py, _print_args) and
 // iteration lines (training.py, training_log) of a GPT run on 8 GPUs.
 TEST(CalibrateRuns, ReadsAMegatronLog) {

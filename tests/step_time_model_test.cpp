@@ -175,16 +175,34 @@ TEST(StepTime, OptimizerZeroesEveryGradientTheRankHolds) {
   // Zeroing the fp32 gradients writes 4 B for every gradient the rank holds: all of them below ZeRO-2 (Megatron-LM's
   // zero_grad_buffer), the shard from ZeRO-2 on. With P local parameters over dp = 4, the kernel overheads cancel in
   // the differences:  ZeRO-0 - ZeRO-2 = (38 + 4) x 3P/4 bytes,  ZeRO-1 - ZeRO-2 = 4 x 3P/4 bytes.
-  auto optimizer_s = [](int zero) {
+  // Megatron-LM's NaN check (on by default) reads the same gradients once more before they are reduced
+  // (param_and_grad_buffer.py check_grads: the norm of each bucket): 4 B more where the zeroing writes 4, so
+  // ZeRO-0 - ZeRO-2 = (38 + 8) x 3P/4 and ZeRO-1 - ZeRO-2 = 8 x 3P/4. DeepSpeed's engine has no such check.
+  auto optimizer_s = [](int zero, bool check, Framework framework) {
     EstimateInputs in = gpt("megatron-gpt-1.7b", 4, 1, 1, 1, 4, 1);
     in.memory.layout.zero = zero;
+    in.memory.layout.framework = framework;
+    in.memory.training.grad_nan_check = check;
     for (const auto& t : estimate_step(in).breakdown)
       if (t.name == "optimizer") return t.seconds;
     return -1.0;
   };
-  const double zero0 = optimizer_s(0), zero1 = optimizer_s(1), zero2 = optimizer_s(2);
-  ASSERT_GT(zero2, 0);
-  EXPECT_NEAR((zero1 - zero2) / (zero0 - zero2), 4.0 / 42.0, 1e-9);
+  auto ratio = [&](bool check, Framework framework) {
+    const double zero0 = optimizer_s(0, check, framework), zero1 = optimizer_s(1, check, framework),
+                 zero2 = optimizer_s(2, check, framework);
+    EXPECT_GT(zero2, 0);
+    return (zero1 - zero2) / (zero0 - zero2);
+  };
+  EXPECT_NEAR(ratio(false, Framework::megatron), 4.0 / 42.0, 1e-9);
+  EXPECT_NEAR(ratio(true, Framework::megatron), 8.0 / 46.0, 1e-9);
+  EXPECT_NEAR(ratio(true, Framework::deepspeed), 4.0 / 42.0, 1e-9);
+  // The check alone, at ZeRO-1: one more read of the 3P/4 + P/4 = P fp32 gradients held, and its kernel.
+  EstimateInputs in = gpt("megatron-gpt-1.7b", 4, 1, 1, 1, 4, 1);
+  const double local = static_cast<double>(count_params(*in.memory.model).total);
+  const PerfConstants c = perf_constants(in.gpu);
+  const double read_s = 4 * local / (in.gpu.memory_GBps * 1e9 * c.memory_bound_efficiency) + c.kernel_overhead_s;
+  EXPECT_NEAR(optimizer_s(1, true, Framework::megatron) - optimizer_s(1, false, Framework::megatron), read_s,
+              1e-9 * read_s);
 }
 
 TEST(StepTime, OverlappedCommunicationIsNotFree) {

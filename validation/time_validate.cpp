@@ -63,6 +63,7 @@ EstimateInputs vtrain_inputs(const Row& r, const Fabric& fabric, const GpuSpec& 
   in.memory.training.global_batch = r.gbs;
   in.memory.training.precision = Precision::fp16;
   in.memory.training.dropout = 0.1;  // Megatron GPT defaults (hidden and attention dropout 0.1)
+  in.memory.training.grad_nan_check = false;  // Megatron-DeepSpeed: no NaN check of the gradients (Megatron-Core's DDP)
   in.memory.layout.tp = r.tp;
   in.memory.layout.pp = r.pp;
   in.memory.layout.dp = r.dp;
@@ -256,6 +257,7 @@ int main(int argc, char** argv) {
     in.memory.training.dropout = 0.1;
     in.memory.layout.recompute = Recompute::full;
     in.memory.layout.attention = Attention::eager;
+    in.memory.training.grad_nan_check = false;  // Megatron-LM of 2021: the check came with Megatron-Core's DDP
     in.time.dp_overlap = p.overlap;
     in.perf = pc;
     return estimate_step(in).hardware_tflops_per_gpu;
@@ -302,6 +304,7 @@ int main(int argc, char** argv) {
     in.memory.layout.sequence_parallel = k.selective;
     in.memory.layout.attention = Attention::eager;
     in.time.dp_overlap = false;  // "we do not use any overlapping of gradient all-reduces" (section 6.3)
+    in.memory.training.grad_nan_check = false;  // Megatron-LM of 2022: the check came with Megatron-Core's DDP
     in.perf = pc;
     return estimate_step(in).step_s;
   };

@@ -65,6 +65,11 @@ struct TrainingConfig {
   // Megatron-Core release as major x 100 + minor (0.15 -> 15): from 0.13 on the routing probabilities are applied
   // in the expert activation, so the combine keeps nothing.
   std::int64_t megatron_version = kDefaultMegatronVersion;
+  // Megatron-LM's --check-for-nan-in-loss-and-grad (on unless --no-check-for-nan-in-loss-and-grad; NeMo's recipes
+  // set the DDP config's check_for_nan_in_grad): before the gradients are reduced, the norm of each bucket of the
+  // local gradient buffer is taken and checked, one read of the buffer per step. DeepSpeed and torchtitan have no
+  // such pass, whatever this says.
+  bool grad_nan_check = true;
   double moe_imbalance = 1.0;           // tokens the busiest expert rank receives over its balanced share
   double moe_capacity_factor = 0;       // Megatron's --moe-expert-capacity-factor; 0: dropless
   bool moe_pad_to_capacity = false;     // --moe-pad-expert-input-to-capacity: every expert gets its capacity

@@ -75,6 +75,7 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.vocab_divisible_by = t.vocab_divisible_by.value_or(0);
   c.te_version = release(t.te_version, "training.te_version", 100);
   c.megatron_version = release(t.megatron_version, "training.megatron_version", 1);
+  c.grad_nan_check = t.grad_nan_check;
   c.moe_imbalance = t.moe_imbalance;
   c.moe_capacity_factor = t.moe_capacity_factor.value_or(0);
   c.moe_pad_to_capacity = t.moe_pad_to_capacity;

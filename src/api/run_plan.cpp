@@ -147,6 +147,7 @@ std::string training_flags(const TrainingOptions& t, const TrainingConfig& resol
   if (resolved.loss != Loss::unfused) flags += fmt::format(" --loss {}", to_string(resolved.loss));
   if (t.te_version != defaults.te_version) flags += " --te-version " + t.te_version;
   if (t.megatron_version != defaults.megatron_version) flags += " --megatron-version " + t.megatron_version;
+  if (!t.grad_nan_check) flags += " --no-grad-nan-check";
   if (t.vocab_divisible_by) flags += fmt::format(" --make-vocab-size-divisible-by {}", *t.vocab_divisible_by);
   if (t.moe_imbalance != defaults.moe_imbalance) flags += fmt::format(" --moe-imbalance {}", t.moe_imbalance);
   if (t.moe_capacity_factor) flags += fmt::format(" --moe-capacity-factor {}", *t.moe_capacity_factor);

@@ -80,6 +80,7 @@ Flags training_flags(const EmitJob& job) {
     f.emplace_back("--cross-entropy-fusion-impl", t.loss == Loss::fused_te ? "te" : "native");
   }
   f.emplace_back("--make-vocab-size-divisible-by", std::to_string(t.vocab_divisible_by > 0 ? t.vocab_divisible_by : 128));
+  if (!t.grad_nan_check) f.emplace_back("--no-check-for-nan-in-loss-and-grad", "");
   f.emplace_back("--optimizer", t.optimizer == Optimizer::sgd || t.optimizer == Optimizer::sgd_momentum ? "sgd" : "adam");
   f.emplace_back("--attention-backend", job.layout.attention == Attention::eager ? "unfused" : "flash");
   // Schedule and data: edit to taste; they do not change memory or step time.

@@ -108,6 +108,8 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
   gradient_bytes_ = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
   weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
+  grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
   expert_data_parallel_ =
       std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / static_cast<double>(l.ep) * (s.tp / etp));

@@ -140,6 +140,7 @@ class StepModel {
   double microbatches_ = 0;                    // per pipeline and step
   double virtual_stages_ = 1;                  // model chunks per pipeline rank (interleaved schedule)
   double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as reduced and gathered
+  double grad_check_bytes_ = 0;                    // per gradient element held, read by the NaN check each step
   double expert_data_parallel_ = 1;            // ranks that shard the expert states
   double pp_comm_s_ = 0, embedding_sync_s_ = 0, embedding_width_ = 0;
   double sp_grad_sync_s_ = 0;                  // the TP all-reduce of the weights sequence parallelism duplicates

@@ -129,9 +129,12 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     // Zeroing the gradients for the next step writes every gradient the rank holds, not only its shard below ZeRO-2:
     // Megatron-LM's zero_grad_buffer zeroes the whole local grad_data (megatron/core/distributed/
     // param_and_grad_buffer.py, reset()), and the distributed optimizer leaves that buffer unsharded.
+    // Megatron's NaN check reads the same buffer once more, for its norm before the reduction
+    // (megatron/core/distributed/param_and_grad_buffer.py, check_grads), one kernel per bucket.
     const double gradients_held = zero >= 2 ? shard : sp.dense + sp.expert;
-    const double bytes = shard * perf.optimizer_bytes_per_param + gradients_held * gradient_bytes_;
-    totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, bytes, 9));
+    const double bytes =
+        shard * perf.optimizer_bytes_per_param + gradients_held * (gradient_bytes_ + grad_check_bytes_);
+    totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, bytes, grad_check_bytes_ > 0 ? 10 : 9));
     return;
   }
   totals.optimizer_s = std::max(totals.optimizer_s, shard * gpus_sharing_host_ / perf.cpu_adam_params_per_s);

@@ -52,6 +52,7 @@ struct TrainingOptions {
   std::optional<std::int64_t> vocab_divisible_by;  // none: 128 with the megatron implementation, else 1
   std::string te_version = "2.11";             // Transformer Engine release, MAJOR.MINOR
   std::string megatron_version = "0.15";       // Megatron-Core release, MAJOR.MINOR
+  bool grad_nan_check = true;                  // Megatron-LM's check of the gradients for NaN before reducing them
   double moe_imbalance = 1.0;
   std::optional<double> moe_capacity_factor;   // none: dropless
   bool moe_pad_to_capacity = false;
