@@ -43,17 +43,28 @@ bool arguments_of(std::string_view text, std::vector<std::string>& args) {
   return !args.empty() && args.size() <= kMaxArguments;
 }
 
-// "nan", "-inf", "inf": a number printed from a non-finite value ("Infinity Fabric" and "info" are words).
+bool letter(const std::string& out, std::size_t i) {
+  return i < out.size() && std::isalpha(static_cast<unsigned char>(out[i])) != 0;
+}
+
+// Whether `out[i]` joins two words of a flag or an identifier ("for-nan-in", "grad_nan_check"): a '-' or '_'
+// between letters. A sign before a number ("-nan", "= -inf") is not one.
+bool joins_words(const std::string& out, std::size_t i) {
+  return i < out.size() && (out[i] == '-' || out[i] == '_') && i > 0 && letter(out, i - 1) && letter(out, i + 1);
+}
+
+// "nan", "-inf", "inf": a number printed from a non-finite value ("Infinity Fabric", "info" and the flag
+// "--no-check-for-nan-in-loss-and-grad" are words).
 bool prints_non_finite(const std::string& out) {
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (i > 0 && std::isalpha(static_cast<unsigned char>(out[i - 1]))) continue;
+    if (i > 0 && (letter(out, i - 1) || joins_words(out, i - 1))) continue;
     for (std::string_view word : {"nan", "inf"}) {
       if (out.size() - i < word.size()) continue;
       bool match = true;
       for (std::size_t k = 0; k < word.size() && match; ++k)
         match = std::tolower(static_cast<unsigned char>(out[i + k])) == word[k];
       const std::size_t after = i + word.size();
-      if (match && (after == out.size() || !std::isalpha(static_cast<unsigned char>(out[after])))) return true;
+      if (match && !letter(out, after) && !joins_words(out, after)) return true;
     }
   }
   return false;

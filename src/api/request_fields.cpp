@@ -93,11 +93,12 @@ void add_loss(FieldList& f, TrainingOptions& t) {
         "are applied in the expert activation (default 0.15)",
         kTraining, "VERSION");
   f.add_negated(&t.grad_nan_check, "no_grad_nan_check", "training.grad_nan_check",
-                "Megatron-LM, NeMo: no NaN check of the gradients before their reduction "
+                "Megatron-LM, NeMo: no check of the gradients for non-finite values before their reduction "
                 "(--no-check-for-nan-in-loss-and-grad; by default it reads the gradient buffer once per step)",
                 kTraining);
   f.add(&t.grad_nan_check, "grad_nan_check", "training.grad_nan_check",
-        "Megatron-LM, NeMo: the NaN check of the gradients before their reduction (the default)", kTraining);
+        "Megatron-LM, NeMo: the check of the gradients for non-finite values before their reduction (the default)",
+        kTraining);
   f.add(&t.moe_imbalance, "moe_imbalance", "training.moe_imbalance",
         "MoE: tokens the busiest expert rank receives over its balanced share (default 1.0 = balanced)", kTraining,
         Bounds{.minimum = 1, .maximum = 1e4});
