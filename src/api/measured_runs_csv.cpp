@@ -71,8 +71,8 @@ std::vector<std::string> cells(const std::string& line) {
 std::string accepted_columns() {
   return "model, hidden, heads, kv_heads, layers, ffn_hidden, vocab, seq, system, gpu, gpus, nodes, tp, pp, dp, cp, "
          "ep, vpp, micro_batch, global_batch, recompute, precision, attention, zero, sequence_parallel, tp_overlap, "
-         "tp_overlap_sms, dp_overlap, grad_nan_check, grad_dtype, dropout, loss, and the step time as step_ms or step_s (docs/estimate.md lists "
-         "every spelling)";
+         "tp_overlap_sms, dp_overlap, grad_nan_check, grad_dtype, dropout, loss, and the step time as step_ms or "
+         "step_s (docs/estimate.md lists every spelling)";
 }
 
 // One data row: its cells by column, and where it is for messages.
