@@ -102,9 +102,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   for (const auto& f : r.timing.perf) overlays.emplace_back(f.path, detail::file_text(f, "timing.perf"));
   in.perf = perf_constants(in.gpu, overlays);
   in.time.tp_overlap_sms = r.timing.tp_overlap_sms;
-  if (r.timing.tp_overlap_sms && *r.timing.tp_overlap_sms >= in.perf->sm_count)
-    throw InputError("timing.tp_overlap_sms", fmt::format("{:g}", *r.timing.tp_overlap_sms),
-                     fmt::format("fewer SMs than {} has (sm_count {:g})", in.gpu.name, in.perf->sm_count));
+  if (r.timing.tp_overlap_sms) check_reserved_sms(*r.timing.tp_overlap_sms, *in.perf, in.gpu, "timing.tp_overlap_sms");
   report = ClusterReport{cluster.origin, in.gpu.name,    in.fabric.nodes,  in.fabric.gpus_per_node,
                          in.time.order,  in.perf->source, in.fabric.calibration_sources,
                          in.perf->gemm_efficiency_source()};

@@ -130,10 +130,14 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
     c.source += " + " + origin;
   }
   if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
-  if (c.tp_overlap_reserved_sms >= c.sm_count)
-    throw InputError("tp_overlap_reserved_sms", fmt::format("{:g}", c.tp_overlap_reserved_sms),
-                     fmt::format("fewer SMs than {} has (sm_count {:g})", gpu.name, c.sm_count));
+  check_reserved_sms(c.tp_overlap_reserved_sms, c, gpu, "tp_overlap_reserved_sms");
   return c;
+}
+
+void check_reserved_sms(double reserved_sms, const PerfConstants& constants, const GpuSpec& gpu, const std::string& field) {
+  if (reserved_sms >= constants.sm_count)
+    throw InputError(field, fmt::format("{:g}", reserved_sms),
+                     fmt::format("fewer SMs than {} has (sm_count {:g})", gpu.name, constants.sm_count));
 }
 
 const std::string& PerfConstants::gemm_efficiency_source() const {
