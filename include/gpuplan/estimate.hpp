@@ -99,7 +99,8 @@ struct PerfConstants {
 // naming the origin and key for a malformed overlay.
 PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std::string, std::string>>& overlays = {});
 // Throws InputError naming `field` unless `reserved_sms` TP-overlap SMs leave some of the GPU's sm_count.
-void check_reserved_sms(double reserved_sms, const PerfConstants& constants, const GpuSpec& gpu, const std::string& field);
+void check_reserved_sms(double reserved_sms, const PerfConstants& constants, const GpuSpec& gpu,
+                        const std::string& field);
 
 struct EstimateInputs {
   MemoryInputs memory;                   // model, training setup, layout (as `gpuplan memory`)

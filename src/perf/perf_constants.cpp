@@ -134,7 +134,8 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
   return c;
 }
 
-void check_reserved_sms(double reserved_sms, const PerfConstants& constants, const GpuSpec& gpu, const std::string& field) {
+void check_reserved_sms(double reserved_sms, const PerfConstants& constants, const GpuSpec& gpu,
+                        const std::string& field) {
   if (reserved_sms >= constants.sm_count)
     throw InputError(field, fmt::format("{:g}", reserved_sms),
                      fmt::format("fewer SMs than {} has (sm_count {:g})", gpu.name, constants.sm_count));
