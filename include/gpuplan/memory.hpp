@@ -120,13 +120,14 @@ Overheads default_overheads();
 // Default headroom kept free on every GPU (a fraction of its usable memory); docs/plan.md gives the reasoning.
 inline constexpr double kDefaultMemoryMargin = 0.08;
 
-// One node's host memory and local NVMe, and how many of the job's GPUs share them: what offloaded states are
-// checked against, and what NVMe offload traffic is priced from. A zero capacity or rate is not known.
+// One host's memory and local NVMe, and how many of the job's GPUs share them: what offloaded states are checked
+// against, and what CPU and NVMe offload are priced from. A host is one operating system: a whole server, or one
+// compute tray of a rack-scale node (SystemSpec::hosts_per_node). A zero capacity or rate is not known.
 struct NodeStorage {
-  std::int64_t gpus_per_node = 0;       // GPUs of one node (the job's ranks on a node: at most this many)
-  bytes_t host_memory_bytes = 0;        // the node's RAM; 0: not checked
-  bytes_t nvme_bytes = 0;               // the node's local NVMe capacity; 0: not checked
-  double nvme_read_GBps = 0;            // all of the node's drives together, sequential
+  std::int64_t gpus_per_node = 0;       // GPUs of one host (the job's ranks on a host: at most this many)
+  bytes_t host_memory_bytes = 0;        // the host's RAM; 0: not checked
+  bytes_t nvme_bytes = 0;               // the host's local NVMe capacity; 0: not checked
+  double nvme_read_GBps = 0;            // all of the host's drives together, sequential
   double nvme_write_GBps = 0;
   std::string origin;                   // where these came from ("dgx-h100", "--host-memory 2TB")
 };

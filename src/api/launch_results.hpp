@@ -17,7 +17,7 @@ struct EmitSubject {
   std::string model_name;          // the model as the user named it (catalog name or path)
   const MemoryInputs& memory;      // model, training and layout of the job
   TimeOptions time;
-  std::int64_t gpus_per_node = 8;
+  std::int64_t gpus_per_node = 8;  // GPUs of one host: what the launcher starts on each machine
   double step_s = 0;
   std::int64_t memory_bytes = 0;
 };

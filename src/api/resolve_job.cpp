@@ -139,6 +139,21 @@ bytes_t capacity_of(const HardwareOptions& h, const HardwareCatalog& catalog) {
   return catalog.gpu(h.gpu.value_or(std::string(kDefaultGpu))).usable_memory_bytes;
 }
 
+// A node of several hosts (an NVL72 rack: 18 compute trays, each its own operating system with 4 GPUs, 2 Grace
+// CPUs, their memory and drives): what offloaded states and launchers see is one host, so the storage is one host's
+// share and gpus_per_node counts the GPUs of one host.
+void split_among_hosts(const SystemSpec* system, NodeStorage& node) {
+  if (system == nullptr || system->hosts_per_node <= 1) return;
+  const std::int64_t hosts = system->hosts_per_node;
+  if (node.gpus_per_node % hosts != 0) return;
+  node.gpus_per_node /= hosts;
+  node.host_memory_bytes /= hosts;
+  node.nvme_bytes /= hosts;
+  node.nvme_read_GBps /= static_cast<double>(hosts);
+  node.nvme_write_GBps /= static_cast<double>(hosts);
+  node.origin += fmt::format(", one of its {} hosts", hosts);
+}
+
 }  // namespace
 
 NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per_node, const HardwareOptions& h) {
@@ -152,6 +167,7 @@ NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per
     node.origin = system->name;
   }
   if (gpus_per_node > 0) node.gpus_per_node = gpus_per_node;
+  split_among_hosts(system, node);
   auto capacity = [&](const std::optional<std::string>& given, std::string_view field, std::string_view option,
                       bytes_t& out) {
     if (!given) return;

@@ -268,7 +268,7 @@ PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRu
     const Plan& best = found.plans.front();
     const EstimateInputs est = plan_estimate_inputs(job.inputs, best);
     out.launch_files = detail::launch_files(r.launch, {r.model.name_or_path, est.memory, est.time,
-                                                       job.inputs.fabric.gpus_per_node, best.time.step_s,
+                                                       detail::gpus_per_host(est.memory.node, job.inputs.fabric.gpus_per_node), best.time.step_s,
                                                        out.plans.front().memory.per_gpu.total});
   }
   return out;

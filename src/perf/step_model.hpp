@@ -119,7 +119,7 @@ class StepModel {
   const StepJob* job_;
   bool tp_overlap_ = false, dp_overlap_ = true;
   double host_link_Bps_ = 0;     // host link per direction, at host_link_efficiency
-  double gpus_sharing_host_ = 1; // GPUs of a node whose offloaded optimizer steps share its CPUs
+  double gpus_sharing_host_ = 1; // GPUs of a host whose offloaded optimizer steps share its CPUs
   double nvme_read_Bps_ = 0, nvme_write_Bps_ = 0;   // one GPU's share of the node's NVMe, at most its host link
   double offloaded_state_bytes_ = 0;  // fp32 master copy and optimizer moments per parameter (ZeRO-Infinity's
                                       // swapped states)

@@ -93,7 +93,7 @@ std::string suggestions_text(const MemoryResult& r) {
   return out;
 }
 
-// One node's host memory or NVMe: what its GPUs keep there against what it has.
+// One host's memory or NVMe: what its GPUs keep there against what it has.
 std::string storage_line(const char* what, const NodeStorageReport& s) {
   if (!s.per_gpu) return "";
   std::string per_gpu = in_gb(*s.per_gpu);
@@ -103,7 +103,7 @@ std::string storage_line(const char* what, const NodeStorageReport& s) {
                            : " of pinned NVMe swap buffers";
   if (!s.gpus_per_node)
     return fmt::format("{} per GPU: {} (not checked: the GPUs per node are not known)\n", what, per_gpu);
-  const std::string needs = fmt::format("{} per node: {} x {} per GPU = {}", what,
+  const std::string needs = fmt::format("{} per host: {} x {} per GPU = {}", what,
                                         format_quantity(*s.gpus_per_node, "GPU", "GPUs"), per_gpu,
                                         in_gb(*s.needed_per_node));
   if (!s.capacity_per_node) return needs + " (capacity not known: not checked)\n";
@@ -119,11 +119,11 @@ std::string node_lines(const MemoryResult& r, bool explain) {
            "[DeepSpeed ZeRO-Infinity defaults, data/overheads.json: nvme_optimizer_buffer_count, "
            "optimizer_sub_group_elements, nvme_param_buffer_count, nvme_param_buffer_elements]\n";
   if (explain)
-    out += "  per node: the worst stage's bytes per GPU x the job's GPUs on one node [offloaded states: "
+    out += "  per host: the worst stage's bytes per GPU x the job's GPUs on one host [offloaded states: "
            "ZeRO-Offload arXiv 2101.06840, ZeRO-Infinity arXiv 2104.07857]\n";
   const std::string origin =
       r.node ? *r.node : "not known: give --system, or --host-memory / --nvme-capacity with --gpus-per-node";
-  return fmt::format("Node ({}):\n{}\n", origin, out);
+  return fmt::format("Host ({}):\n{}\n", origin, out);
 }
 
 // What is short besides the GPU: "host memory", "nvme".
