@@ -186,3 +186,22 @@ TEST(OffloadHost, PlanProposesOnlyLayoutsTheNodeHolds) {
   }
   EXPECT_FALSE(j["plans"].empty());
 }
+
+TEST(OffloadHost, NearMissesNameTheHostMemoryTheyLack) {
+  // DeepSeek-V3 (671,026,419,200 parameters, its Hugging Face truth.json) on 4 DGX H100: with the optimizer offloaded
+  // and ZeRO-3 over the 32 GPUs each keeps 16 B (fp32 master, Adam moments, fp32 gradient) x P / 32 = 335.5 GB in
+  // host memory, 8 x 335.5 GB = 2.68 TB per host of 2 TB. Host memory, not the GPU, is what the closest layouts
+  // lack, and the text says so.
+  const std::string args = "plan --model deepseek-v3 --system dgx-h100 --nodes 4 --seq-len 4096 --global-batch 256";
+  const auto text = run_cli(args);
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("Nothing fits."), std::string::npos) << text.out;
+  const double per_host = 8 * 16 * 671026419200.0 / 32;
+  EXPECT_NEAR(per_host, 2.684e12, 1e9);
+  EXPECT_NE(text.out.find("needs 2.68 TB of host memory per host (335.5 GB per GPU), 2.00 TB there"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("lacks -"), std::string::npos) << "a near miss that fits the GPU lacks no GPU memory";
+  const auto j = json_of(args);
+  ASSERT_FALSE(j["near_misses"].empty());
+  for (const auto& miss : j["near_misses"]) EXPECT_TRUE(lists(miss["memory"]["does_not_fit"], "host memory")) << miss;
+}

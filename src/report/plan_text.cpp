@@ -73,13 +73,26 @@ std::string plan_text(const PlanReport& p, int rank) {
   return out;
 }
 
+// What a near miss is short of: GPU memory, or with offload the host's memory or drives.
+std::string shortfalls(const PlanReport& p) {
+  std::string out;
+  if (p.lacks_bytes.value_or(0) > 0)
+    out += fmt::format("    needs {} per GPU, {} usable: lacks {}\n", gb(p.memory.per_gpu.total), gb(p.usable_bytes),
+                       gb(*p.lacks_bytes));
+  const std::pair<const char*, const NodeStorageReport*> stores[] = {{"host memory", &p.memory.host},
+                                                                     {"NVMe", &p.memory.nvme}};
+  for (const auto& [what, s] : stores)
+    if (!s->fits.value_or(true) && s->needed_per_node && s->capacity_per_node)
+      out += fmt::format("    needs {} of {} per host ({} per GPU), {} there: lacks {}\n", gb(*s->needed_per_node),
+                         what, gb(s->per_gpu.value_or(0)), gb(*s->capacity_per_node),
+                         gb(*s->needed_per_node - *s->capacity_per_node));
+  return out;
+}
+
 std::string nothing_fits(const PlanResult& r) {
   std::string out = "Nothing fits. The layouts closest to fitting:\n";
-  for (const PlanReport& p : r.near_misses) {
-    out += fmt::format("  {}\n    needs {} per GPU, {} usable: lacks {}\n", layout_line(p.layout),
-                       gb(p.memory.per_gpu.total), gb(p.usable_bytes), gb(p.lacks_bytes.value_or(0)));
-    out += fmt::format("    {}\n", p.command);
-  }
+  for (const PlanReport& p : r.near_misses)
+    out += fmt::format("  {}\n{}    {}\n", layout_line(p.layout), shortfalls(p), p.command);
   return out + (r.job.offload_searched
                     ? "Options: more GPUs (--nodes), --loss chunked or an 8-bit optimizer.\n"
                     : "Options: more GPUs (--nodes), --loss chunked, an 8-bit optimizer, or allow offload (drop "

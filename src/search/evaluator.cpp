@@ -56,6 +56,17 @@ bool Evaluator::host_fits(const memory::MemoryPeak& m) const {
          check_node_storage(m.nvme_bytes, node, gpus_, node.nvme_bytes).fits;
 }
 
+double Evaluator::fill_fraction(const memory::MemoryPeak& m) const {
+  const NodeStorage& node = in_.base.node;
+  double fraction = usable_ > 0 ? static_cast<double>(m.total) / static_cast<double>(usable_) : 0;
+  for (const StorageCheck& c : {check_node_storage(m.host_bytes, node, gpus_, node.host_memory_bytes),
+                                check_node_storage(m.nvme_bytes, node, gpus_, node.nvme_bytes)})
+    if (c.checked && c.capacity_per_node_bytes > 0)
+      fraction = std::max(fraction, static_cast<double>(c.needed_per_node_bytes) /
+                                        static_cast<double>(c.capacity_per_node_bytes));
+  return fraction;
+}
+
 void Evaluator::set_layout(EstimateInputs& est, const Shape& s, const Variant& v) const {
   est.memory.layout = layout_of(s, v);
   est.memory.training.micro_batch = v.micro_batch;

@@ -42,6 +42,8 @@ class Evaluator {
   // The memory model of a shape whose degrees are set (and valid).
   memory::MemoryModel memory_model(const Shape& shape) const;
   bool host_fits(const memory::MemoryPeak& peak) const;
+  // What a peak needs of its tightest capacity, GPU memory, host memory or NVMe: above 1 does not fit.
+  double fill_fraction(const memory::MemoryPeak& peak) const;
 
   // The inputs of estimate_step for this job (its compute constants resolved); set_layout points them at one
   // layout. The job's step facts, prepared once, for the step models.

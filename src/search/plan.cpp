@@ -331,7 +331,8 @@ void sensitivity(const PlanInputs& in, const Space& space, const Plan& win, cons
 }
 
 // When nothing fits: for every shape and ZeRO/offload choice the least-memory variant (smallest micro-batch,
-// sequence parallelism, every layer recomputed), the closest to fitting first.
+// sequence parallelism, every layer recomputed), the closest to fitting first: the smallest share of its tightest
+// capacity, GPU memory or (offloaded) the host's memory or drives.
 void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanResult& r) {
   std::vector<Candidate> all;
   for (std::size_t i = 0; i < space.shapes().size(); ++i) {
@@ -356,8 +357,9 @@ void near_misses(const Evaluator& ev, const Space& space, std::size_t k, PlanRes
       Candidate c;
       c.shape_index = i;
       c.variant = v;
-      c.memory_bytes = memory_model.peak(acts, v).total;
-      c.score = static_cast<double>(c.memory_bytes);
+      const memory::MemoryPeak peak = memory_model.peak(acts, v);
+      c.memory_bytes = peak.total;
+      c.score = ev.fill_fraction(peak);
       c.key = search::key_of(s, v);
       all.push_back(c);
     }
