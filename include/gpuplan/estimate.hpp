@@ -92,6 +92,12 @@ struct PerfConstants {
   // layers use gemm_max_efficiency with wave quantization, an assumed constant.
   std::shared_ptr<const GemmEfficiencyTable> gemm_table;
   const std::string& gemm_efficiency_source() const;  // the table's source, or "assumed: ..."
+  // Where flash_attention_efficiency was set ("builtin:perf.json: architectures.cdna3", with the entry's source).
+  std::string flash_attention_origin;
+  // Where the attention kernels' efficiencies come from: the measured table's attention calls, the entry of
+  // data/perf.json (or an overlay) for this GPU or its architecture, or "assumed: ..." where only the defaults'
+  // A100 figure applies to another architecture.
+  std::string attention_efficiency_source;
 };
 
 // The constants for `gpu` from data/perf.json, patched by each overlay JSON text (same schema; "-" names a

@@ -102,7 +102,8 @@ GPUPLAN_MEMBERS(ThroughputReport, member("tokens_per_s", &T::tokens_per_s),
 GPUPLAN_MEMBERS(ClusterReport, member("origin", &T::origin), member("gpu", &T::gpu), member("nodes", &T::nodes),
                 member("gpus_per_node", &T::gpus_per_node), member("order", &T::order),
                 member("perf_constants", &T::perf_constants), member("comm_calibration", &T::comm_calibration),
-                member("gemm_efficiency_source", &T::gemm_efficiency_source));
+                member("gemm_efficiency_source", &T::gemm_efficiency_source),
+                member("attention_efficiency_source", &T::attention_efficiency_source));
 GPUPLAN_MEMBERS(BoundsReport, member("compute_s", &T::compute_s), member("flops_per_gpu", &T::flops_per_gpu),
                 member("memory_s", &T::memory_s), member("hbm_bytes_per_gpu", &T::hbm_bytes_per_gpu),
                 member("network_s", &T::network_s), member("node_import_bytes", &T::node_import_bytes),

@@ -105,7 +105,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   if (r.timing.tp_overlap_sms) check_reserved_sms(*r.timing.tp_overlap_sms, *in.perf, in.gpu, "timing.tp_overlap_sms");
   report = ClusterReport{cluster.origin, in.gpu.name,    in.fabric.nodes,  in.fabric.gpus_per_node,
                          in.time.order,  in.perf->source, in.fabric.calibration_sources,
-                         in.perf->gemm_efficiency_source()};
+                         in.perf->gemm_efficiency_source(), in.perf->attention_efficiency_source};
   return in;
 }
 

@@ -72,6 +72,11 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
       throw InputError(origin + ": " + where + "." + key, fmt::format("{}", x),
                        fmt::format("a number from {} to {}", field->min, field->max));
     c.*(field->member) = x;
+    if (field->member == &PerfConstants::flash_attention_efficiency)
+      c.flash_attention_origin = origin + ": " + where + "." + key +
+                                 (entry.is_object() && entry.contains("source") && entry.at("source").is_string()
+                                      ? " (" + entry.at("source").get<std::string>() + ")"
+                                      : "");
   }
 }
 
@@ -112,6 +117,17 @@ const PerfConstants& builtin_defaults() {
   return c;
 }
 
+// The defaults' flash-attention figure was measured on A100 (FlashAttention-2): for another architecture without
+// an entry of its own it is an assumption, and the output says so.
+std::string attention_source(const PerfConstants& c, const GpuSpec& gpu) {
+  if (c.gemm_table && !c.gemm_table->attention.empty()) return c.gemm_table->source;
+  const bool defaults = c.flash_attention_origin.rfind("builtin:perf.json: defaults.", 0) == 0;
+  if (defaults && gpu.architecture != "ampere")
+    return "assumed: data/perf.json defaults.flash_attention_efficiency, FlashAttention-2 as measured on A100 (no "
+           "attention measurement for " + gpu.name + " or its architecture " + gpu.architecture + ")";
+  return c.flash_attention_origin;
+}
+
 }  // namespace
 
 PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std::string, std::string>>& overlays) {
@@ -130,6 +146,7 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
     c.source += " + " + origin;
   }
   if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
+  c.attention_efficiency_source = attention_source(c, gpu);
   check_reserved_sms(c.tp_overlap_reserved_sms, c, gpu, "tp_overlap_reserved_sms");
   return c;
 }

@@ -69,6 +69,7 @@ std::string to_text(const EstimateResult& r) {
              "step (DeepSpeed offload_optimizer.pipeline_read/pipeline_write off: nvme_optimizer_overlap in "
              "data/perf.json), gradient writes and parameter reads hide behind compute as far as it is longer\n";
   out += fmt::format("GEMM efficiency: {}\n", r.cluster.gemm_efficiency_source);
+  out += fmt::format("Attention efficiency: {}\n", r.cluster.attention_efficiency_source);
   if (r.bounds) out += bounds_text(*r.bounds, r.time.step_s);
   const ThroughputReport& tp = r.throughput;
   out += fmt::format("\nThroughput: {:.0f} tokens/s ({:.0f} per GPU), {} of {} per pipeline\n", tp.tokens_per_s,

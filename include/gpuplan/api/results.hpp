@@ -189,6 +189,8 @@ struct ClusterReport {
   std::vector<std::string> comm_calibration;
   // Where the linear layers' GEMM efficiencies come from: a measured per-shape table, or "assumed: ...".
   std::string gemm_efficiency_source;
+  // Where the flash-attention efficiencies come from: a measured table, a data/perf.json entry, or "assumed: ...".
+  std::string attention_efficiency_source;
 };
 // What no step of the layout can beat (estimate --explain): FLOPs over the peak, HBM bytes over its bandwidth,
 // the bytes a node brings in over its NICs; `binding` the largest, `step_over_binding` how far the step is above it.
