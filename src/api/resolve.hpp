@@ -45,8 +45,8 @@ void check_expert_degree(const ModelConfig& model, std::string_view field, std::
 Impl default_impl(Framework framework);
 
 // One host's memory and NVMe: the system's (null: none), with gpus_per_node GPUs (0: the system's), split among
-// the system's hosts_per_node, then hardware.host_memory and hardware.nvme_capacity in their place when given. InputError when a capacity is given
-// but nothing says how many GPUs share it.
+// the system's hosts_per_node, then hardware.host_memory and hardware.nvme_capacity in their place when given.
+// InputError when a capacity is given but nothing says how many GPUs share it.
 NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per_node, const HardwareOptions& hardware);
 
 // GPUs of one host, what a launcher (torchrun, deepspeed, NeMo's trainer) starts on each machine: the resolved
