@@ -42,6 +42,19 @@ TEST(AttentionEfficiency, EstimatesSayWhereTheAttentionRateComesFrom) {
   EXPECT_NE(attention_source("dgx-h100", 8).find("architectures.hopper"), std::string::npos);
   EXPECT_NE(attention_source("dgx-a100", 8).find("defaults."), std::string::npos);  // measured on A100 itself
   EXPECT_EQ(attention_source("dgx-a100", 8).rfind("assumed", 0), std::string::npos);
-  // GB200 has no attention measurement of its own: the A100 figure is an assumption, and said to be one.
-  EXPECT_EQ(attention_source("gb200-nvl72", 8).rfind("assumed", 0), 0U);
+  EXPECT_NE(attention_source("gb200-nvl72", 8).find("gpus.gb200"), std::string::npos);  // the B200's, said so
+  // The L40S (Ada) has no attention measurement: the A100 figure is an assumption, and said to be one.
+  EXPECT_EQ(attention_source("pcie-8x-l40s", 8).rfind("assumed", 0), 0U);
+}
+
+TEST(AttentionEfficiency, Gb200TakesTheB200sMeasuredFlashAttention) {
+  // SimuMax's B200 measurements of Transformer Engine's causal flash attention at 4096 keys and head dim 128
+  // (data/gemm/b200-bf16.json, full s x s FLOPs): 32 heads forward 0.7318, backward 0.7963; 64 heads 0.8715,
+  // 0.7294. Halved to causal FLOPs, one efficiency whose backward takes 2.5x the forward's time is
+  // 3.5 / (1 / forward + 2.5 / backward); GB200 should run 4096 keys at about the mean of the two.
+  auto blended = [](double forward, double backward) { return 3.5 / (2 / forward + 2.5 * 2 / backward); };
+  const double measured = (blended(0.7318, 0.7963) + blended(0.8715, 0.7294)) / 2;
+  const gpuplan::PerfConstants c = gpuplan::perf_constants(gpuplan::HardwareCatalog::builtin().gpu("gb200"));
+  const double keys = 4096;
+  EXPECT_NEAR(c.flash_attention_efficiency * keys / (keys + c.flash_attention_half_length), measured, 0.02 * measured);
 }
