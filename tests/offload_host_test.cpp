@@ -201,6 +201,9 @@ TEST(OffloadHost, NearMissesNameTheHostMemoryTheyLack) {
   EXPECT_NE(text.out.find("needs 2.68 TB of host memory per host (335.5 GB per GPU), 2.00 TB there"), std::string::npos)
       << text.out;
   EXPECT_EQ(text.out.find("lacks -"), std::string::npos) << "a near miss that fits the GPU lacks no GPU memory";
+  // What to change is what is short: nodes bring host memory, and DeepSpeed's ZeRO-Infinity offloads to NVMe.
+  const std::string options = "Options: more nodes (each brings its host memory), offload to NVMe where";
+  EXPECT_NE(text.out.find(options), std::string::npos) << text.out;
   const auto j = json_of(args);
   ASSERT_FALSE(j["near_misses"].empty());
   for (const auto& miss : j["near_misses"]) EXPECT_TRUE(lists(miss["memory"]["does_not_fit"], "host memory")) << miss;

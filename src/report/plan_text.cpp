@@ -89,10 +89,20 @@ std::string shortfalls(const PlanReport& p) {
   return out;
 }
 
+// Whether any near miss is short of host memory: offloading more cannot help it, a node's drives or more nodes can.
+bool host_memory_short(const PlanResult& r) {
+  for (const PlanReport& p : r.near_misses)
+    if (!p.memory.host.fits.value_or(true)) return true;
+  return false;
+}
+
 std::string nothing_fits(const PlanResult& r) {
   std::string out = "Nothing fits. The layouts closest to fitting:\n";
   for (const PlanReport& p : r.near_misses)
     out += fmt::format("  {}\n{}    {}\n", layout_line(p.layout), shortfalls(p), p.command);
+  if (host_memory_short(r))
+    return out + "Options: more nodes (each brings its host memory), offload to NVMe where the framework can "
+                 "(DeepSpeed's ZeRO-Infinity, --offload-target nvme), --loss chunked or an 8-bit optimizer.\n";
   return out + (r.job.offload_searched
                     ? "Options: more GPUs (--nodes), --loss chunked or an 8-bit optimizer.\n"
                     : "Options: more GPUs (--nodes), --loss chunked, an 8-bit optimizer, or allow offload (drop "
