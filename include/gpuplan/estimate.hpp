@@ -91,9 +91,12 @@ struct PerfConstants {
   // Measured 16-bit GEMM efficiencies by shape for this GPU, when data/gemm/ has them; otherwise (null) linear
   // layers use gemm_max_efficiency with wave quantization, an assumed constant.
   std::shared_ptr<const GemmEfficiencyTable> gemm_table;
-  const std::string& gemm_efficiency_source() const;  // the table's source, or "assumed: ..."
-  // Where flash_attention_efficiency was set ("builtin:perf.json: architectures.cdna3", with the entry's source).
-  std::string flash_attention_origin;
+  // The table's source; without one, the GPU's own gemm_max_efficiency entry or overlay, else "assumed: ...".
+  const std::string& gemm_efficiency_source() const;
+  // Where flash_attention_efficiency and gemm_max_efficiency were set ("builtin:perf.json: architectures.cdna3.
+  // flash_attention_efficiency", with the entry's source).
+  std::string flash_attention_origin, gemm_max_origin;
+  std::string gemm_constant_source;  // gemm_max_origin where it is the GPU's own or the user's; empty otherwise
   // Where the attention kernels' efficiencies come from: the measured table's attention calls, the entry of
   // data/perf.json (or an overlay) for this GPU or its architecture, or "assumed: ..." where only the defaults'
   // A100 figure applies to another architecture.

@@ -72,11 +72,12 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
       throw InputError(origin + ": " + where + "." + key, fmt::format("{}", x),
                        fmt::format("a number from {} to {}", field->min, field->max));
     c.*(field->member) = x;
-    if (field->member == &PerfConstants::flash_attention_efficiency)
-      c.flash_attention_origin = origin + ": " + where + "." + key +
-                                 (entry.is_object() && entry.contains("source") && entry.at("source").is_string()
-                                      ? " (" + entry.at("source").get<std::string>() + ")"
-                                      : "");
+    const std::string described = origin + ": " + where + "." + key +
+                                  (entry.is_object() && entry.contains("source") && entry.at("source").is_string()
+                                       ? " (" + entry.at("source").get<std::string>() + ")"
+                                       : "");
+    if (field->member == &PerfConstants::flash_attention_efficiency) c.flash_attention_origin = described;
+    if (field->member == &PerfConstants::gemm_max_efficiency) c.gemm_max_origin = described;
   }
 }
 
@@ -128,6 +129,14 @@ std::string attention_source(const PerfConstants& c, const GpuSpec& gpu) {
   return c.flash_attention_origin;
 }
 
+// A GEMM efficiency set for this very GPU (data/perf.json's gpus section) or by the user's overlay is its own;
+// the defaults' and an architecture's are assumptions for this GPU.
+std::string gemm_source(const PerfConstants& c) {
+  const std::string& origin = c.gemm_max_origin;
+  const bool own = origin.find(": gpus.") != std::string::npos || origin.rfind("builtin:perf.json", 0) != 0;
+  return own ? "gemm_max_efficiency with wave quantization, " + origin : "";
+}
+
 }  // namespace
 
 PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std::string, std::string>>& overlays) {
@@ -147,6 +156,7 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
   }
   if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
   c.attention_efficiency_source = attention_source(c, gpu);
+  c.gemm_constant_source = gemm_source(c);
   check_reserved_sms(c.tp_overlap_reserved_sms, c, gpu, "tp_overlap_reserved_sms");
   return c;
 }
@@ -161,7 +171,8 @@ void check_reserved_sms(double reserved_sms, const PerfConstants& constants, con
 const std::string& PerfConstants::gemm_efficiency_source() const {
   static const std::string assumed =
       "assumed: gemm_max_efficiency with wave quantization (data/perf.json; no per-shape measurement for this GPU)";
-  return gemm_table ? gemm_table->source : assumed;
+  if (gemm_table) return gemm_table->source;
+  return gemm_constant_source.empty() ? assumed : gemm_constant_source;
 }
 
 }  // namespace gpuplan

@@ -1,12 +1,16 @@
-// Flash-attention efficiency by GPU: measured where a measurement exists, and said to be assumed where only the
-// defaults' A100 figure (FlashAttention-2, arXiv 2307.08691) stands in for another architecture.
+// Compute efficiencies by GPU: measured where a measurement exists, borrowed (and said so) from the same chip in
+// another system, and said to be assumed where only the defaults' A100 flash-attention figure (FlashAttention-2,
+// arXiv 2307.08691) stands in for another architecture.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gpuplan/api.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
+#include "perf/gemm_table.hpp"
 
 namespace api = gpuplan::api;
 
@@ -57,4 +61,25 @@ TEST(AttentionEfficiency, Gb200TakesTheB200sMeasuredFlashAttention) {
   const gpuplan::PerfConstants c = gpuplan::perf_constants(gpuplan::HardwareCatalog::builtin().gpu("gb200"));
   const double keys = 4096;
   EXPECT_NEAR(c.flash_attention_efficiency * keys / (keys + c.flash_attention_half_length), measured, 0.02 * measured);
+}
+
+TEST(GemmEfficiency, Gb200GemmsRunAtTheB200sMeasuredLevel) {
+  // The same borrowing for the linear layers: GB200's GPU is the B200's, whose measured GEMMs with every dimension
+  // at least 8192 (SimuMax, data/gemm/b200-bf16.json) run at a median of their three passes' efficiencies, not
+  // at Hopper's assumed 0.70.
+  const auto table = gpuplan::perf::builtin_gemm_table("b200");
+  ASSERT_NE(table, nullptr);
+  std::vector<double> large;
+  for (const auto& e : table->dense)
+    if (std::min({e.rows, e.outputs, e.inputs}) >= 8192) large.insert(large.end(), {e.forward, e.dgrad, e.wgrad});
+  ASSERT_FALSE(large.empty());
+  std::nth_element(large.begin(), large.begin() + static_cast<std::ptrdiff_t>(large.size() / 2), large.end());
+  const double median = large[large.size() / 2];
+  const gpuplan::PerfConstants c = gpuplan::perf_constants(gpuplan::HardwareCatalog::builtin().gpu("gb200"));
+  EXPECT_NEAR(c.gemm_max_efficiency, median, 0.01);
+  // and says where the figure comes from, where the H100's arch-wide 0.70 is an assumption
+  EXPECT_NE(c.gemm_efficiency_source().find("gpus.gb200"), std::string::npos) << c.gemm_efficiency_source();
+  const gpuplan::PerfConstants h100 =
+      gpuplan::perf_constants(gpuplan::HardwareCatalog::builtin().gpu("h100-sxm-80gb"));
+  EXPECT_EQ(h100.gemm_efficiency_source().rfind("assumed", 0), 0U);
 }
