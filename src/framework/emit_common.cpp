@@ -6,6 +6,7 @@
 #include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/model_io.hpp"
+#include "gpuplan/units.hpp"
 #include "gpuplan/version.hpp"
 #include "util/choices.hpp"
 
@@ -34,7 +35,8 @@ std::string header(const EmitJob& job, std::string_view prefix) {
   std::string out;
   const auto line = [&](const std::string& text) { out += std::string(prefix) + text + "\n"; };
   line(fmt::format("Written by gpuplan {} for {} {}.", kVersion, release.name, release.version));
-  line(fmt::format("Model {} on {} GPUs ({} nodes x {}).", job.model_name, job.layout.gpus, job.nodes, job.gpus_per_node));
+  line(fmt::format("Model {} on {} GPUs ({} x {}).", job.model_name, job.layout.gpus,
+                   format_quantity(job.nodes, "node", "nodes"), format_quantity(job.gpus_per_node, "GPU", "GPUs")));
   line("Layout: " + layout_summary(job) + ".");
   line(fmt::format("Predicted by gpuplan: step {:.3f} s; peak memory {:.2f} GB ({:.2f} GiB) on the fullest GPU.",
                    job.step_s, gb, gib));
