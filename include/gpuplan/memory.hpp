@@ -132,6 +132,12 @@ struct NodeStorage {
   std::string origin;                   // where these came from ("dgx-h100", "--host-memory 2TB")
 };
 
+// GPUs of one host: the ones sharing its CPUs and drives, and what a launcher (torchrun, deepspeed, NeMo's
+// trainer) starts on each machine. The resolved host's, else (no host stated) the node's.
+inline std::int64_t gpus_per_host(const NodeStorage& node, std::int64_t gpus_per_node) {
+  return node.gpus_per_node > 0 ? node.gpus_per_node : gpus_per_node;
+}
+
 struct MemoryInputs {
   std::optional<ModelConfig> model;     // absent: --params only (activations unknown)
   double params = 0;                    // used when model is absent

@@ -49,12 +49,6 @@ Impl default_impl(Framework framework);
 // InputError when a capacity is given but nothing says how many GPUs share it.
 NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per_node, const HardwareOptions& hardware);
 
-// GPUs of one host, what a launcher (torchrun, deepspeed, NeMo's trainer) starts on each machine: the resolved
-// host's, else the node's.
-inline std::int64_t gpus_per_host(const NodeStorage& node, int gpus_per_node) {
-  return node.gpus_per_node > 0 ? node.gpus_per_node : gpus_per_node;
-}
-
 // The machines of a job. `ranks` and `ranks_per_node` size the default node count (ranks_per_node 0: every GPU of
 // a node). `gpu` replaces the system's GPU.
 struct ResolvedCluster {

@@ -141,7 +141,7 @@ EstimateResult run(const EstimateRequest& r) {
   out.memory.launch_config = detail::launch_report(r.launch);
   if (r.launch.emit && !in.memory.model) throw InputError("launch.emit", "with params", "a model (launch files describe it)");
   out.launch_files = detail::launch_files(r.launch, {r.model.name_or_path, in.memory, in.time,
-                                                     detail::gpus_per_host(in.memory.node, in.fabric.gpus_per_node),
+                                                     gpus_per_host(in.memory.node, in.fabric.gpus_per_node),
                                                      e.step_s, out.memory.per_gpu.total});
   if (r.explain && in.memory.model) out.bounds = bounds_report(in, e.step_s);
   return out;

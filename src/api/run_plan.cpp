@@ -267,7 +267,7 @@ PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRu
   if (r.launch.emit && !found.plans.empty()) {
     const Plan& best = found.plans.front();
     const EstimateInputs est = plan_estimate_inputs(job.inputs, best);
-    const std::int64_t per_host = detail::gpus_per_host(est.memory.node, job.inputs.fabric.gpus_per_node);
+    const std::int64_t per_host = gpus_per_host(est.memory.node, job.inputs.fabric.gpus_per_node);
     out.launch_files = detail::launch_files(r.launch, {r.model.name_or_path, est.memory, est.time, per_host,
                                                        best.time.step_s, out.plans.front().memory.per_gpu.total});
   }

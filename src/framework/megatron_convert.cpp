@@ -116,7 +116,8 @@ void read_batch_and_precision(MegatronArgs& args, LaunchConfig& out) {
   if (flag_on(args, "moe_pad_expert_input_to_capacity"))
     take(out, out.training, "moe_pad_to_capacity", true, args.where("moe_pad_expert_input_to_capacity"));
   // On by default (arguments.py: --no-check-for-nan-in-loss-and-grad, store_false).
-  if (const MegatronArg* check = args.get("check_for_nan_in_loss_and_grad"); check != nullptr && check->value == "false")
+  const MegatronArg* nan_check = args.get("check_for_nan_in_loss_and_grad");
+  if (nan_check != nullptr && nan_check->value == "false")
     take(out, out.training, "grad_nan_check", false, args.where("check_for_nan_in_loss_and_grad"));
 }
 

@@ -72,12 +72,14 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
       throw InputError(origin + ": " + where + "." + key, fmt::format("{}", x),
                        fmt::format("a number from {} to {}", field->min, field->max));
     c.*(field->member) = x;
-    const std::string described = origin + ": " + where + "." + key +
-                                  (entry.is_object() && entry.contains("source") && entry.at("source").is_string()
-                                       ? " (" + entry.at("source").get<std::string>() + ")"
-                                       : "");
-    if (field->member == &PerfConstants::flash_attention_efficiency) c.flash_attention_origin = described;
-    if (field->member == &PerfConstants::gemm_max_efficiency) c.gemm_max_origin = described;
+    std::string* origin_of = field->member == &PerfConstants::flash_attention_efficiency ? &c.flash_attention_origin
+                             : field->member == &PerfConstants::gemm_max_efficiency     ? &c.gemm_max_origin
+                                                                                        : nullptr;
+    if (origin_of != nullptr)
+      *origin_of = origin + ": " + where + "." + key +
+                   (entry.is_object() && entry.contains("source") && entry.at("source").is_string()
+                        ? " (" + entry.at("source").get<std::string>() + ")"
+                        : "");
   }
 }
 

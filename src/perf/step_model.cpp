@@ -78,10 +78,9 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
                      "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
   placement_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
-  // The GPUs of one host share its CPUs and drives: the node's, or one compute tray's where a node holds several
-  // hosts (NodeStorage); without a stated host, the node.
-  const std::int64_t gpus_per_host = in.memory.node.gpus_per_node > 0 ? in.memory.node.gpus_per_node : gpus_per_node;
-  gpus_sharing_host_ = static_cast<double>(std::min(gpus_per_host, std::max<std::int64_t>(1, l.gpus)));
+  // The GPUs of one host share its CPUs and drives: the node's, or one compute tray's where a node holds several.
+  gpus_sharing_host_ = static_cast<double>(
+      std::min(gpus_per_host(in.memory.node, gpus_per_node), std::max<std::int64_t>(1, l.gpus)));
   stages_ = compute_memo != nullptr ? compute_memo->stages(in.memory, l, job.counts)
                                     : memory::stage_params(in.memory, l, &job.counts);
   host_link_Bps_ = in.gpu.host_per_direction_GBps * 1e9 * job.perf.host_link_efficiency;
