@@ -73,6 +73,10 @@ struct TrainingConfig {
   double moe_imbalance = 1.0;           // tokens the busiest expert rank receives over its balanced share
   double moe_capacity_factor = 0;       // Megatron's --moe-expert-capacity-factor; 0: dropless
   bool moe_pad_to_capacity = false;     // --moe-pad-expert-input-to-capacity: every expert gets its capacity
+  // The model runs under torch.compile, which fuses the elementwise ops of eager PyTorch modules (Hugging Face's,
+  // torchtitan's); Megatron-Core's are fused kernels already. The time model only: what compiled graphs save
+  // for backward is counted as the eager modules save it.
+  bool compile = false;
 };
 
 struct Layout {

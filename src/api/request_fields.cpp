@@ -115,6 +115,11 @@ void add_framework(FieldList& f, TrainingOptions& t) {
         "Training framework: megatron|deepspeed|torchtitan|nemo: only layouts it runs, its memory behaviour, and "
         "its rules checked (default megatron; a --from file sets its own)",
         kFrameworkGroup, "NAME");
+  f.add(&t.compile, "compile", "training.compile",
+        "The model runs under torch.compile (torchtitan's compile.enable, or Hugging Face modules compiled): its "
+        "norms, activations and RoPE are priced as fused kernels, not eager PyTorch ops; Megatron-Core's are fused "
+        "already",
+        kFrameworkGroup);
 }
 
 void add_launch(FieldList& f, LaunchOptions& l, bool writes) {

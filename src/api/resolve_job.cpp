@@ -79,6 +79,7 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.moe_imbalance = t.moe_imbalance;
   c.moe_capacity_factor = t.moe_capacity_factor.value_or(0);
   c.moe_pad_to_capacity = t.moe_pad_to_capacity;
+  c.compile = t.compile;
   if (c.moe_pad_to_capacity && c.moe_capacity_factor == 0)
     throw InputError("training.moe_pad_to_capacity", "without moe_capacity_factor",
                      "a capacity factor to pad to (Megatron requires --moe-expert-capacity-factor)");

@@ -153,6 +153,7 @@ std::string training_flags(const TrainingOptions& t, const TrainingConfig& resol
   if (t.moe_capacity_factor) flags += fmt::format(" --moe-capacity-factor {}", *t.moe_capacity_factor);
   if (t.moe_pad_to_capacity) flags += " --moe-pad-to-capacity";
   if (t.framework != defaults.framework) flags += " --framework " + t.framework;
+  if (resolved.compile) flags += " --compile";
   return flags;
 }
 

@@ -82,6 +82,7 @@ std::vector<LaunchFile> emit_deepspeed(const EmitJob& job) {
   if (job.training.precision == Precision::bf16) script += " --bf16";
   if (job.training.precision == Precision::fp16) script += " --fp16";
   if (l.recompute == Recompute::full) script += " --gradient_checkpointing";
+  if (job.training.compile) script += " --torch_compile";   // TrainingArguments.torch_compile
   script += "\n";
   return {{"ds_config.json", json_text}, {"train_deepspeed.sh", script}};
 }

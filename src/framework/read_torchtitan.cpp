@@ -106,6 +106,10 @@ void read_degrees(const Values& values, LaunchConfig& out) {
       !integer(values, "parallelism.expert_tensor_parallel_degree"))
     take(out, out.layout, "etp", 1, "expert_tensor_parallel_degree unset (torchtitan's default 1)");
   read_data_parallel(values, out);
+  // compile.enable (default false) compiles compile.components, by default the model and the loss
+  // (torchtitan/config/job_config.py:722).
+  if (boolean(values, "compile.enable").value_or(false))
+    take(out, out.training, "compile", true, where(values, "compile.enable"));
   if (boolean(values, "parallelism.enable_async_tensor_parallel").value_or(false)) {
     take(out, out.timing, "tp_overlap", true, where(values, "parallelism.enable_async_tensor_parallel"));
     const bool compiled = boolean(values, "compile.enable").value_or(false);

@@ -34,6 +34,10 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
+  // torch.compile fuses them; torchtitan compiles its model for asynchronous TP (what --tp-overlap emits) too.
+  const bool torchtitan = l.framework == Framework::torchtitan;
+  s.eager_elementwise =
+      (l.impl == Impl::hf || torchtitan) && !tr.compile && !(torchtitan && in.time.tp_overlap && l.tp > 1);
   s.routed_share = memory::routed_share(tr);
   s.token_drop = tr.moe_capacity_factor > 0;
   s.pad_to_capacity = tr.moe_pad_to_capacity;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/param_parts.hpp"
+#include "perf/elementwise_ops.hpp"
 #include "perf/gemm_table.hpp"
 
 namespace gpuplan::perf {
@@ -253,29 +254,6 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
   c += dispatcher_sorts(mc, routed_bytes * s.routed_share, ep, local_experts);
 }
 
-// Norms, bias-dropout-adds, the activation function and rotary embedding: bandwidth-bound kernels, forward; the
-// backward moves twice the traffic of each (its input and output gradients).
-double elementwise_forward_s(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, double act_elems) {
-  const double h = s.hidden;
-  // Under sequence parallelism norms, dropout and residuals see tokens / tp.
-  const double norm_tokens = s.sequence_parallel ? s.tokens / s.tp : s.tokens;
-  const double norms = static_cast<double>(m.norms_per_layer);
-  double bytes = norms * 2 * norm_tokens * h * s.element_bytes;                                 // read, write
-  double kernels = norms;
-  bytes += 2 * (3 * norm_tokens * h * s.element_bytes + (s.dropout ? norm_tokens * h : 0));   // bias-dropout-add x2
-  kernels += 2;
-  bytes += (m.mlp == MlpKind::gated ? 3 : 2) * act_elems * s.element_bytes;  // activation (gated: 2 in, 1 out)
-  kernels += 1;
-  if (m.positions == PositionKind::rotary && !m.mla.enabled) {   // MLA's RoPE: attention_projections
-    const double heads = static_cast<double>(m.heads);
-    const double qk = static_cast<double>(detail::qk_head_dim(m));
-    const double kv = static_cast<double>(m.kv_heads) * qk;
-    bytes += 2 * s.element_bytes * s.tokens * (heads * qk + kv) / s.tp;
-    kernels += 2;
-  }
-  return memory_bound_s(mc, bytes, kernels);
-}
-
 }  // namespace
 
 Cost attention_projections(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
@@ -334,9 +312,7 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const MicrobatchShape& 
   } else {
     add_moe_mlp(mc, m, s, ep, etp, c, act_elems);
   }
-  const double elementwise = elementwise_forward_s(mc, m, s, act_elems);
-  c.forward_s += elementwise;
-  c.backward_s += 2 * elementwise;
+  c += elementwise_cost(mc, m, s, act_elems);
   return c;
 }
 
@@ -347,11 +323,9 @@ double layer_kernels_forward(const ModelConfig& m, const MicrobatchShape& s, boo
   if (moe)   // gating and routing, experts, shared experts, permute/unpermute
     k += 1 + router_forward_kernels(s.token_drop) + 2 + (m.moe.shared_experts > 0 ? 2 : 0) + 2;
   k += s.flash ? 1 : (s.dropout ? 5 : 4);                           // QK^T, softmax, [dropout], PV, context copy
-  k += static_cast<double>(m.norms_per_layer) + 2 + 1;              // norms, bias-dropout-add x2, activation
+  k += elementwise_kernels_forward(m, s);                            // norms, residuals, activation, RoPE
   if (m.mla.enabled)  // down and up projections instead of one qkv GEMM; the latent norms and the q/kv assembly
     k += (m.mla.q_lora_rank > 0 ? 3 : 2) + 2 + 2;
-  else if (m.positions == PositionKind::rotary)
-    k += 2;
   if (tp_comm) k += 2;
   return k;
 }

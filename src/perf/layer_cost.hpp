@@ -58,6 +58,9 @@ struct MicrobatchShape {
   bool sequence_parallel = false;
   bool dropout = false;
   bool flash = true;
+  // PyTorch modules that run each elementwise op as a kernel of its own (elementwise_ops.hpp): Hugging Face's
+  // (--impl hf) and torchtitan's without torch.compile.
+  bool eager_elementwise = false;
   // MoE: routed copies the busiest expert rank processes over its balanced share (memory::routed_share), and
   // whether the router drops tokens beyond each expert's capacity.
   double routed_share = 1;

@@ -4,6 +4,7 @@
 
 #include "gpuplan/error.hpp"
 #include "model/param_parts.hpp"
+#include "perf/elementwise_ops.hpp"
 #include "perf/layer_comm.hpp"
 #include "perf/step_model.hpp"
 
@@ -123,7 +124,8 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   const Layout& l = layout_;
   const std::int64_t etp_degree = l.etp > 0 ? l.etp : l.tp;
   const ComputeMemo::Key key{l.tp,           l.cp, static_cast<std::int64_t>(l.cp_comm), l.cp_a2a,
-                             in_->memory.training.micro_batch, s.sequence_parallel ? 1 : 0, l.ep, etp_degree};
+                             in_->memory.training.micro_batch, s.sequence_parallel ? 1 : 0, l.ep, etp_degree,
+                             s.eager_elementwise ? 1 : 0};
   if (const ComputeMemo::Priced* known = memo != nullptr ? memo->find(key) : nullptr) {
     set_compute_fields(known->costs, known->attention_core);
     price_layer_comm(s, known->attention_core);
@@ -146,10 +148,14 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   costs.embedding.forward_s = memory_bound_s(mc, 4 * s.tokens * s.hidden * e, 2);
   costs.embedding.backward_s = memory_bound_s(mc, vocab_per_rank * embedding_width * 4 + s.tokens * s.hidden * (e + 4), 2);
   const Cost output = linear(mc, s, s.tokens, vocab_per_rank, embedding_width, 1);
-  const double final_norm = memory_bound_s(mc, 2 * s.tokens * s.hidden * e, 1);
+  const ElementwisePasses norm = norm_passes(m.norm, s.eager_elementwise, e);
   const Cost loss = cross_entropy(mc, s.tokens * vocab_per_rank, e, in_->memory.training.loss);
-  costs.head.forward_s = output.forward_s + final_norm + loss.forward_s;
-  costs.head.backward_s = output.backward_s + 2 * final_norm + loss.backward_s;
+  costs.head.forward_s =
+      output.forward_s + memory_bound_s(mc, norm.forward_bytes * s.tokens * s.hidden, norm.forward_kernels) +
+      loss.forward_s;
+  costs.head.backward_s =
+      output.backward_s + memory_bound_s(mc, norm.backward_bytes * s.tokens * s.hidden, norm.backward_kernels) +
+      loss.backward_s;
   // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it.
   costs.dense_kernels = layer_kernels_forward(m, s, false, l.tp > 1);
   costs.moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : costs.dense_kernels;

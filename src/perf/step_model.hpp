@@ -160,7 +160,8 @@ class StepModel::ComputeMemo {
     LayerCosts costs;
     Cost attention_core;
   };
-  using Key = std::array<std::int64_t, 8>;   // tp, cp, cp comm type, cp_a2a, micro-batch, sequence parallelism, ep, etp
+  // tp, cp, cp comm type, cp_a2a, micro-batch, sequence parallelism, ep, etp, eager elementwise ops
+  using Key = std::array<std::int64_t, 9>;
   const Priced* find(const Key& key) const;
   void add(const Key& key, const Priced& priced);
   std::size_t size() const { return priced_.size(); }

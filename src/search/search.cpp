@@ -127,17 +127,19 @@ void Space::choose_variants(const SearchSpace& f) {
   }
   // What the framework's rules (src/framework/rules.cpp) forbid in every shape: DeepSpeed has no sequence
   // parallelism and recomputes whole layers; torchtitan shards the sequence whenever TP splits a layer and
-  // recomputes every block or none.
+  // recomputes every block or none, and runs asynchronous TP only in a compiled model (--compile), so that eager
+  // and compiled layouts are not compared with each other.
   const Framework framework = ev_.inputs().base.layout.framework;
   const auto framework_allows_sp = [framework](bool sp) {
     return framework == Framework::deepspeed ? !sp : framework == Framework::torchtitan ? sp : true;
   };
+  const bool overlap_runs = framework != Framework::torchtitan || ev_.inputs().base.training.compile;
   auto has_bool = [](const std::vector<bool>& list, bool v) {
     return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
   };
   for (bool sp : {false, true})
     for (bool ov : {false, true}) {
-      if (ov && !sp) continue;
+      if (ov && (!sp || !overlap_runs)) continue;
       if (!has_bool(f.sequence_parallel, sp) || !framework_allows_sp(sp) || !has_bool(f.tp_overlap, ov)) continue;
       spov_tp_.push_back({sp, ov});
       if (!ov) spov_tp_no_overlap_.push_back({sp, ov});

@@ -57,6 +57,7 @@ struct TrainingOptions {
   std::optional<double> moe_capacity_factor;   // none: dropless
   bool moe_pad_to_capacity = false;
   std::string framework = "megatron";          // megatron | deepspeed | torchtitan | nemo: the layouts it accepts
+  bool compile = false;                        // the model runs under torch.compile
   bool operator==(const TrainingOptions&) const = default;
 };
 
