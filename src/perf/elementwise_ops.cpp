@@ -46,7 +46,9 @@ ElementwisePasses activation_passes(MlpKind mlp, bool eager, double e) {
 // Per element of the queries and keys: fused one kernel each; eager Hugging Face's apply_rotary_pos_emb
 // (q * cos + rotate_half(q) * sin: multiply, negate half, cat, multiply, add) moves 10e in 5 kernels, backward
 // 14e in 7. torchtitan's complex form moves about as much in fewer kernels.
-ElementwisePasses rope_passes(bool eager, double e) { return eager ? ElementwisePasses{10 * e, 14 * e, 5, 7} : fused(2 * e); }
+ElementwisePasses rope_passes(bool eager, double e) {
+  return eager ? ElementwisePasses{10 * e, 14 * e, 5, 7} : fused(2 * e);
+}
 
 ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, double act_elems) {
   const double e = s.element_bytes;

@@ -34,7 +34,8 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
-  // torch.compile fuses them; torchtitan compiles its model for asynchronous TP (what --tp-overlap emits) too.
+  // Eager PyTorch modules run each elementwise op as a kernel of its own unless torch.compile fuses them, which
+  // torchtitan's asynchronous TP (--tp-overlap with TP > 1) also needs.
   const bool torchtitan = l.framework == Framework::torchtitan;
   s.eager_elementwise =
       (l.impl == Impl::hf || torchtitan) && !tr.compile && !(torchtitan && in.time.tp_overlap && l.tp > 1);
