@@ -12,14 +12,18 @@
 #include "gpuplan/api.hpp"
 #include "gpuplan/error.hpp"
 
+// Search progress for the page: the worker's Module.onProgress(done, total), when set. A named JavaScript function
+// (EM_JS) rather than inline EM_ASM, whose $0, $1 arguments are not C++ identifiers.
+EM_JS(void, gpuplan_report_progress, (double done, double total), {
+  if (Module.onProgress) Module.onProgress(done, total);
+});
+
 namespace {
 
 namespace api = gpuplan::api;
 
-// Search progress for the page: the worker's Module.onProgress(done, total), when set.
 void report_progress(std::uint64_t done, std::uint64_t total) {
-  EM_ASM({ if (Module.onProgress) Module.onProgress($0, $1); }, static_cast<double>(done),
-         static_cast<double>(total));
+  gpuplan_report_progress(static_cast<double>(done), static_cast<double>(total));
 }
 
 // The option of `question` an error's field names ("layout.tp" -> "tp"), for the page to mark that input.
