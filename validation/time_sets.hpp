@@ -33,6 +33,7 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b);
 ValidationSet b200_megatron_runs(const std::string& repo);      // validation/data/b200-megatron-llama3-70b.json
 ValidationSet b200_further_runs(const std::string& repo);       // validation/data/b200-simumax-further-runs.json
 ValidationSet published_busbw(const std::string& repo);         // tests/data/nccl-tests/published-busbw.csv
+ValidationSet nemo_h100_fp8_runs(const std::string& repo);      // validation/data/nemo-2407-h100-fp8.csv
 
 // One section of the report: the set's rows with their errors.
 std::string set_table(const ValidationSet& set);

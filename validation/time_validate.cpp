@@ -376,7 +376,8 @@ int main(int argc, char** argv) {
     for (const auto& x : kors) k.rows.push_back({x.model, x.model + " " + std::to_string(x.gpus), x.seconds, x.pred_uncal});
     validation::ValidationSet d{"NVIDIA DGX Cloud benchmarks, H100 BF16", "s", "validation/data/dgxc-h100-bf16.csv", {}, {}};
     for (const auto& x : dgxcs) d.rows.push_back({x.model, x.model + " " + std::to_string(x.gpus), x.seconds, x.pred});
-    sets = {n, k, d, validation::b200_megatron_runs(repo), validation::b200_further_runs(repo), validation::published_busbw(repo)};
+    sets = {n, k, d, validation::nemo_h100_fp8_runs(repo), validation::b200_megatron_runs(repo),
+            validation::b200_further_runs(repo), validation::published_busbw(repo)};
   }
 
   std::string md;

@@ -50,6 +50,7 @@ struct GemmEfficiencyTable {
 
 struct PerfConstants {
   double gemm_max_efficiency = 0;        // fraction of the dense peak a large, square GEMM reaches
+  double fp8_gemm_max_efficiency = 0;    // the same for fp8 GEMMs, of the fp8 peak; 0: gemm_max_efficiency
   double gemm_memory_efficiency = 0;     // fraction of HBM peak a GEMM's operand traffic reaches
   double roofline_sharpness = 0;         // p of t = (tc^p + tm^p)^(1/p): 1 adds compute and memory time, large -> max
   double gemm_tile_m = 0, gemm_tile_n = 0;  // output tile of one thread block (wave quantization)
@@ -93,9 +94,12 @@ struct PerfConstants {
   std::shared_ptr<const GemmEfficiencyTable> gemm_table;
   // The table's source; without one, the GPU's own gemm_max_efficiency entry or overlay, else "assumed: ...".
   const std::string& gemm_efficiency_source() const;
+  // Under fp8 training: the layers' fp8 GEMMs (fp8_gemm_max_efficiency's entry, or "assumed"), then the 16-bit
+  // work's source as gemm_efficiency_source() gives it.
+  std::string fp8_gemm_efficiency_source() const;
   // Where flash_attention_efficiency and gemm_max_efficiency were set ("builtin:perf.json: architectures.cdna3.
   // flash_attention_efficiency", with the entry's source).
-  std::string flash_attention_origin, gemm_max_origin;
+  std::string flash_attention_origin, gemm_max_origin, fp8_gemm_origin;
   std::string gemm_constant_source;  // gemm_max_origin where it is the GPU's own or the user's; empty otherwise
   // Where the attention kernels' efficiencies come from: the measured table's attention calls, the entry of
   // data/perf.json (or an overlay) for this GPU or its architecture, or "assumed: ..." where only the defaults'

@@ -103,9 +103,11 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   in.perf = perf_constants(in.gpu, overlays);
   in.time.tp_overlap_sms = r.timing.tp_overlap_sms;
   if (r.timing.tp_overlap_sms) check_reserved_sms(*r.timing.tp_overlap_sms, *in.perf, in.gpu, "timing.tp_overlap_sms");
+  const bool fp8 = in.memory.training.precision == Precision::fp8 && in.gpu.has_dtype("fp8");
   report = ClusterReport{cluster.origin, in.gpu.name,    in.fabric.nodes,  in.fabric.gpus_per_node,
                          in.time.order,  in.perf->source, in.fabric.calibration_sources,
-                         in.perf->gemm_efficiency_source(), in.perf->attention_efficiency_source};
+                         fp8 ? in.perf->fp8_gemm_efficiency_source() : in.perf->gemm_efficiency_source(),
+                         in.perf->attention_efficiency_source};
   return in;
 }
 

@@ -31,7 +31,9 @@ double gemm_s(const Machine& mc, double m, double n, double k, double batch, dou
   const double tiles = ceil_nonneg(m / c.gemm_tile_m) * ceil_nonneg(n / c.gemm_tile_n) * batch;
   const double waves = ceil_nonneg(tiles / c.sm_count);
   const double wave_util = tiles / (waves * c.sm_count);
-  const double efficiency = std::min(1.0, c.gemm_max_efficiency * c.compute_efficiency_scale);
+  const double dtype_max = elem_bytes < 2 && c.fp8_gemm_max_efficiency > 0 ? c.fp8_gemm_max_efficiency
+                                                                          : c.gemm_max_efficiency;
+  const double efficiency = std::min(1.0, dtype_max * c.compute_efficiency_scale);
   const double compute_s = flops / (mc.peak_flops * efficiency * wave_util);
   const double traffic_s =
       (elem_bytes * (m * k + k * n) + out_bytes * m * n) * batch / (mc.hbm_Bps * c.gemm_memory_efficiency);
@@ -73,6 +75,10 @@ Cost measured_attention(const Machine& mc, const MicrobatchShape& s, double head
 }  // namespace
 
 Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
+  if (s.gemm_element_bytes < s.element_bytes) {   // fp8 training: the attention core runs in 16 bits
+    const SixteenBit sixteen = sixteen_bit(mc, s);
+    return attention_core(sixteen.mc, m, sixteen.s);
+  }
   const double heads = static_cast<double>(m.heads) / s.tp;
   const double qk = static_cast<double>(detail::qk_head_dim(m));
   const double v = static_cast<double>(detail::v_head_dim(m));
@@ -132,6 +138,10 @@ Cost measured_linear(const Machine& mc, double m, double n, double k, double bat
 // The backward runs the data-gradient GEMM (m x n) @ (n x k) and the weight-gradient GEMM (k x m) @ (m x n),
 // which Megatron-LM accumulates straight into the fp32 main gradient (gradient-accumulation fusion), reading and
 // writing it.
+// Under fp8, Transformer Engine quantizes each linear's input forward and its output gradient backward: one
+// kernel reads the 16-bit tensor and writes it in fp8 twice, row-wise and column-wise (the weight-gradient GEMM
+// takes both operands transposed; Hopper's fp8 GEMMs take only the TN layout). The weights' own casts, once per
+// step under gradient accumulation (is_first_microbatch), are not priced.
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch) {
   if (mc.constants->gemm_table && s.gemm_element_bytes == 2) return measured_linear(mc, m, n, k, batch);
   Cost c;
@@ -139,7 +149,19 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
   c.backward_s = gemm_s(mc, m, k, n, batch, s.gemm_element_bytes) +
                  gemm_s(mc, k, n, m, batch, s.gemm_element_bytes, s.gradient_rw_bytes);
   c.gemm_forward_s = c.forward_s;
+  if (s.gemm_element_bytes < s.element_bytes) {
+    const double per_element = s.element_bytes + 2 * s.gemm_element_bytes;
+    c.forward_s += memory_bound_s(mc, per_element * m * k * batch, 1);
+    c.backward_s += memory_bound_s(mc, per_element * m * n * batch, 1);
+  }
   return c;
+}
+
+SixteenBit sixteen_bit(const Machine& mc, const MicrobatchShape& s) {
+  SixteenBit out{mc, s};
+  if (mc.peak16_flops > 0) out.mc.peak_flops = mc.peak16_flops;
+  out.s.gemm_element_bytes = s.element_bytes;
+  return out;
 }
 
 // Bytes and kernels over the logits (L elements of e bytes) of each loss implementation, from its source:
@@ -237,7 +259,8 @@ void add_moe_mlp(const Machine& mc, const ModelConfig& m, const MicrobatchShape&
   const double rows = tokens * topk * ep / experts * s.routed_share;   // tokens per local expert, busiest rank
   // The router sees the rank's share of the sequence under sequence parallelism.
   const double router_tokens = s.sequence_parallel ? tokens / s.tp : tokens;
-  c += linear(mc, s, router_tokens, experts, h, 1);   // gating
+  const SixteenBit sixteen = sixteen_bit(mc, s);   // the router is not a Transformer Engine module
+  c += linear(sixteen.mc, sixteen.s, router_tokens, experts, h, 1);   // gating
   c += router_ops(mc, router_tokens, experts, s.token_drop);
   c += linear(mc, s, rows, up * ffn / etp, h, local_experts);
   c += linear(mc, s, rows, h, ffn / etp, local_experts);

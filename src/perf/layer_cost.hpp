@@ -12,6 +12,7 @@ struct Machine {
   double peak_flops = 0;          // FLOP/s of the training dtype
   double hbm_Bps = 0;             // bytes/s
   const PerfConstants* constants = nullptr;
+  double peak16_flops = 0;        // FLOP/s of its 16-bit counterpart (what fp8 training runs in 16 bits); 0: peak_flops
 };
 
 // One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K. `out_bytes` is the traffic per output
@@ -72,6 +73,16 @@ struct MicrobatchShape {
 // A linear layer of `batch` GEMMs, each (m x k) @ (k x n): forward, and backward as the data-gradient and the
 // weight-gradient GEMMs.
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch);
+
+// The same machine and microbatch for what fp8 training leaves in 16 bits: 16-bit GEMM operands at the 16-bit
+// peak. Transformer Engine runs the attention core in bf16 unless its recipe sets fp8_dpa (Megatron-Core's
+// TransformerConfig.fp8_dot_product_attention, off by default); Megatron-LM's output layer and MoE router are
+// not Transformer Engine modules (and torchtitan's Float8 conversion skips the output layer).
+struct SixteenBit {
+  Machine mc;
+  MicrobatchShape s;
+};
+SixteenBit sixteen_bit(const Machine& mc, const MicrobatchShape& s);
 // The routing of a MoE layer's `tokens` over `experts` after the gating GEMM: top-k, softmax, the routing map and
 // probabilities, the scores of the load-balancing loss and, with `token_drop`, the capacity mask.
 Cost router_ops(const Machine& mc, double tokens, double experts, bool token_drop);

@@ -21,6 +21,7 @@ struct Field {
 
 constexpr Field kFields[] = {
     {"gemm_max_efficiency", &PerfConstants::gemm_max_efficiency, 0.01, 1.0},
+    {"fp8_gemm_max_efficiency", &PerfConstants::fp8_gemm_max_efficiency, 0.0, 1.0},
     {"gemm_memory_efficiency", &PerfConstants::gemm_memory_efficiency, 0.01, 1.0},
     {"roofline_sharpness", &PerfConstants::roofline_sharpness, 1.0, 64.0},
     {"gemm_tile_m", &PerfConstants::gemm_tile_m, 1.0, 4096.0},
@@ -74,6 +75,7 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
     c.*(field->member) = x;
     std::string* origin_of = field->member == &PerfConstants::flash_attention_efficiency ? &c.flash_attention_origin
                              : field->member == &PerfConstants::gemm_max_efficiency     ? &c.gemm_max_origin
+                             : field->member == &PerfConstants::fp8_gemm_max_efficiency ? &c.fp8_gemm_origin
                                                                                         : nullptr;
     if (origin_of != nullptr)
       *origin_of = origin + ": " + where + "." + key +
@@ -168,6 +170,15 @@ void check_reserved_sms(double reserved_sms, const PerfConstants& constants, con
   if (reserved_sms >= constants.sm_count)
     throw InputError(field, fmt::format("{:g}", reserved_sms),
                      fmt::format("fewer SMs than {} has (sm_count {:g})", gpu.name, constants.sm_count));
+}
+
+std::string PerfConstants::fp8_gemm_efficiency_source() const {
+  const std::string layers =
+      fp8_gemm_max_efficiency > 0
+          ? "fp8 GEMMs: fp8_gemm_max_efficiency with wave quantization, " + fp8_gemm_origin
+          : "fp8 GEMMs: assumed: gemm_max_efficiency of the fp8 peak (data/perf.json; no fp8 GEMM measurement for "
+            "this GPU)";
+  return layers + "; attention core, output layer and router in bf16: " + gemm_efficiency_source();
 }
 
 const std::string& PerfConstants::gemm_efficiency_source() const {

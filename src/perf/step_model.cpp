@@ -26,6 +26,10 @@ const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
   return "bf16";
 }
 
+double peak16_flops(const TrainingConfig& t, const GpuSpec& gpu) {
+  return gpu.tflops(t.precision == Precision::fp8 ? "bf16" : peak_dtype(t, gpu)) * 1e12;
+}
+
 StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_constants(in.gpu)) {
   if (!in.memory.model)
     throw InputError("model", "(none)",
@@ -98,6 +102,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   Machine mc;
   peak_tflops_ = in.gpu.tflops(peak_dtype(tr, in.gpu));
   mc.peak_flops = peak_tflops_ * 1e12;
+  mc.peak16_flops = peak16_flops(tr, in.gpu);
   mc.hbm_Bps = in.gpu.memory_GBps * 1e9;
   mc.constants = &job.perf;
   hbm_Bps_ = mc.hbm_Bps;
@@ -147,7 +152,8 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   const double e = s.element_bytes;
   costs.embedding.forward_s = memory_bound_s(mc, 4 * s.tokens * s.hidden * e, 2);
   costs.embedding.backward_s = memory_bound_s(mc, vocab_per_rank * embedding_width * 4 + s.tokens * s.hidden * (e + 4), 2);
-  const Cost output = linear(mc, s, s.tokens, vocab_per_rank, embedding_width, 1);
+  const SixteenBit sixteen = sixteen_bit(mc, s);   // the output layer runs in 16 bits under fp8 too
+  const Cost output = linear(sixteen.mc, sixteen.s, s.tokens, vocab_per_rank, embedding_width, 1);
   const ElementwisePasses norm = norm_passes(m.norm, s.eager_elementwise, e);
   const Cost loss = cross_entropy(mc, s.tokens * vocab_per_rank, e, in_->memory.training.loss);
   costs.head.forward_s =

@@ -180,5 +180,7 @@ double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& pe
 
 // The dtype whose dense peak MFU divides by: the training precision's (fp8 falls back to bf16 on GPUs without it).
 const char* peak_dtype(const TrainingConfig& training, const GpuSpec& gpu);
+// The peak of the work that stays in 16 bits under fp8 (layer_cost.hpp, SixteenBit), in FLOP/s.
+double peak16_flops(const TrainingConfig& training, const GpuSpec& gpu);
 
 }  // namespace gpuplan::perf
