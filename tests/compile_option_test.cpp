@@ -79,3 +79,25 @@ TEST(CompileOption, TorchtitanFilesSayCompiledWithoutAsynchronousTp) {
   }
   EXPECT_TRUE(toml_compiles);
 }
+
+TEST(CompileOption, DeepSpeedLauncherAsksTheTrainerToCompile) {
+  // Hugging Face's TrainingArguments.torch_compile (--torch_compile) wraps the model in torch.compile.
+  api::EstimateRequest r;
+  r.model.name_or_path = "llama-3.1-8b";
+  r.cluster.system = "dgx-h100";
+  r.cluster.nodes = 1;
+  r.training.global_batch = 8;
+  r.training.framework = "deepspeed";
+  r.layout.zero = 3;
+  r.launch.emit = "deepspeed";
+  for (const bool compile : {false, true}) {
+    r.training.compile = compile;
+    const api::EstimateResult result = api::run(r);
+    ASSERT_TRUE(result.launch_files.has_value());
+    for (const api::LaunchFileReport& f : *result.launch_files) {
+      if (f.name == "train_deepspeed.sh") {
+        EXPECT_EQ(f.text.find(" --torch_compile") != std::string::npos, compile);
+      }
+    }
+  }
+}
