@@ -2,10 +2,7 @@
 // (validation/data/nemo-2407-h100-fp8.csv, which states the source and the settings taken).
 #include <fmt/core.h>
 
-#include <sstream>
-
 #include "gpuplan/api.hpp"
-#include "gpuplan/host.hpp"
 #include "time_sets.hpp"
 
 namespace validation {
@@ -13,14 +10,6 @@ namespace validation {
 namespace {
 
 namespace api = gpuplan::api;
-
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string cell; std::getline(in, cell, ',');) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 // One row as `gpuplan estimate` takes it: columns model, layers, hidden, heads, ffn_hidden (empty: the model's),
 // gpus, global_batch, micro_batch, seq_len, tp, pp, cp, vpp, tokens_per_s_per_gpu.
@@ -61,10 +50,7 @@ api::EstimateRequest request_of(const std::vector<std::string>& c) {
 ValidationSet nemo_h100_fp8_runs(const std::string& repo) {
   ValidationSet set{"NeMo 24.07 performance summary, H100 FP8", "s",
                     "validation/data/nemo-2407-h100-fp8.csv (NVIDIA/NeMo performance_summary.md)", {}, {}};
-  std::istringstream in(gpuplan::read_text_file(repo + "/validation/data/nemo-2407-h100-fp8.csv", "validation data"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0) continue;
-    const std::vector<std::string> c = fields(line);
+  for (const std::vector<std::string>& c : csv_records(repo + "/validation/data/nemo-2407-h100-fp8.csv")) {
     const api::EstimateRequest r = request_of(c);
     const double gpus = std::stod(c[5]);
     const double measured_s = std::stod(c[8]) * std::stod(c[6]) / (std::stod(c[13]) * gpus);

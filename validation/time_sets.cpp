@@ -170,28 +170,34 @@ double size_bytes(const std::string& size) {
   return 8589934592.0;   // "large": 8 GiB
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
-    else cell += c;
-  }
-  cells.push_back(cell);
-  return cells;
-}
 
 }  // namespace
+
+std::vector<std::vector<std::string>> csv_records(const std::string& path) {
+  std::vector<std::vector<std::string>> records;
+  std::istringstream in(gpuplan::read_text_file(path, "validation data"));
+  bool header = true;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    if (std::exchange(header, false)) continue;
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
+      else cell += c;
+    }
+    cells.push_back(cell);
+    records.push_back(std::move(cells));
+  }
+  return records;
+}
 
 ValidationSet published_busbw(const std::string& repo) {
   ValidationSet set{"Published all-reduce bus bandwidths (nccl-tests)", "GB/s",
                     "tests/data/nccl-tests/published-busbw.csv (each row's source in the file)", {}, {}};
-  std::istringstream in(gpuplan::read_text_file(repo + "/tests/data/nccl-tests/published-busbw.csv", "validation data"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#' || line.rfind("system,", 0) == 0) continue;
-    const std::vector<std::string> c = split_csv(line);
+  for (const std::vector<std::string>& c : csv_records(repo + "/tests/data/nccl-tests/published-busbw.csv")) {
     const auto* match = std::find_if(std::begin(kBusbwSystems), std::end(kBusbwSystems),
                                      [&](const BusbwSystem& s) { return c[0] == s.row && std::stoi(c[2]) == s.nodes; });
     const bool forced_ring = c[7].find("NCCL_ALGO=Ring") != std::string::npos;

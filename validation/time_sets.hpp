@@ -35,6 +35,10 @@ ValidationSet b200_further_runs(const std::string& repo);       // validation/da
 ValidationSet published_busbw(const std::string& repo);         // tests/data/nccl-tests/published-busbw.csv
 ValidationSet nemo_h100_fp8_runs(const std::string& repo);      // validation/data/nemo-2407-h100-fp8.csv
 
+// The cells of each data line of a CSV: comment lines ('#') and the header (the first other line) skipped; a
+// quoted cell may hold commas, and a line ending in a comma ends in an empty cell.
+std::vector<std::vector<std::string>> csv_records(const std::string& path);
+
 // One section of the report: the set's rows with their errors.
 std::string set_table(const ValidationSet& set);
 

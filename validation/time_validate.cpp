@@ -131,22 +131,6 @@ void predict(std::vector<Row>& rows, std::vector<EstimateInputs>& inputs, const 
 }
 
 
-// The fields of each data line of a published-runs CSV (comment lines and the "model,..." header skipped).
-std::vector<std::vector<std::string>> csv_records(const std::string& path) {
-  std::vector<std::vector<std::string>> records;
-  std::istringstream in(read_text_file(path, "validation data"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#' || line.rfind("model,", 0) == 0) continue;
-    std::vector<std::string> fields;
-    std::stringstream ss(line);
-    std::string field;
-    while (std::getline(ss, field, ',')) fields.push_back(field);
-    records.push_back(std::move(fields));
-  }
-  return records;
-}
-
 // A published run's inputs: the model, sequence and batches, the layout's degrees and pipeline schedule, on
 // enough nodes of `system`. Precision, recomputation, attention and overlap are each set's own.
 EstimateInputs published_run(const HardwareCatalog& catalog, ModelConfig model, const char* system, int seq, int mbs,
@@ -245,7 +229,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Pub> pubs;
   {
-    for (const auto& c : csv_records(repo + "/validation/data/narayanan-sc21-table1.csv")) {
+    for (const auto& c : validation::csv_records(repo + "/validation/data/narayanan-sc21-table1.csv")) {
       pubs.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]),
                       std::stoi(c[6]), c[7] == "torch", std::stod(c[8])});
     }
@@ -281,7 +265,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Kor> kors;
   {
-    for (const auto& c : csv_records(repo + "/validation/data/korthikanti-2022-table5.csv")) {
+    for (const auto& c : validation::csv_records(repo + "/validation/data/korthikanti-2022-table5.csv")) {
       kors.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]),
                       std::stoi(c[6]), std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10] == "selective",
                       std::stod(c[11])});
@@ -329,10 +313,10 @@ int main(int argc, char** argv) {
     double memory_gb = 0, capacity_gb = 0;
   };
   std::vector<Dgxc> dgxcs;
-  for (const auto& c : csv_records(repo + "/validation/data/dgxc-h100-bf16.csv"))
+  for (const auto& c : validation::csv_records(repo + "/validation/data/dgxc-h100-bf16.csv"))
     dgxcs.push_back({c[0], c[1], std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]),
                      std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10], c[11], std::stod(c[12]), c.at(15),
-                     c.size() > 16 ? c[16] : ""});  // a line ending in an empty cell reads one field short
+                     c.at(16)});
   double dgxc_mape = 0;
   for (auto& d : dgxcs) {
     EstimateInputs in = published_run(catalog, model_from_catalog(d.model), "dgx-h100", d.seq, d.mbs, d.gbs, d.gpus,
