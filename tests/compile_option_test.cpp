@@ -13,17 +13,33 @@ namespace api = gpuplan::api;
 
 namespace {
 
-double step_s(const std::string& framework, bool compile) {
+// Llama-3.1-8B on one DGX H100 under `framework` (DeepSpeed with ZeRO-3).
+api::EstimateRequest llama_8b(const std::string& framework, bool compile) {
   api::EstimateRequest r;
   r.model.name_or_path = "llama-3.1-8b";
   r.cluster.system = "dgx-h100";
   r.cluster.nodes = 1;
-  r.training.seq_len = 8192;
   r.training.global_batch = 8;
   r.training.framework = framework;
   r.training.compile = compile;
   if (framework == "deepspeed") r.layout.zero = 3;
+  return r;
+}
+
+double step_s(const std::string& framework, bool compile) {
+  api::EstimateRequest r = llama_8b(framework, compile);
+  r.training.seq_len = 8192;
   return api::run(r).time.step_s;
+}
+
+// The text of the launch file `name` that `r` emits.
+std::string launch_file(const api::EstimateRequest& r, const std::string& name) {
+  const api::EstimateResult result = api::run(r);
+  if (result.launch_files)
+    for (const api::LaunchFileReport& f : *result.launch_files)
+      if (f.name == name) return f.text;
+  ADD_FAILURE() << "no " << name;
+  return "";
 }
 
 api::PlanResult torchtitan_plan(bool compile) {
@@ -61,43 +77,18 @@ TEST(CompileOption, TorchtitanPlansAsynchronousTpOnlyWhenCompiled) {
 }
 
 TEST(CompileOption, TorchtitanFilesSayCompiledWithoutAsynchronousTp) {
-  api::EstimateRequest r;
-  r.model.name_or_path = "llama-3.1-8b";
-  r.cluster.system = "dgx-h100";
-  r.cluster.nodes = 1;
-  r.training.global_batch = 8;
-  r.training.framework = "torchtitan";
-  r.training.compile = true;
+  api::EstimateRequest r = llama_8b("torchtitan", true);
   r.launch.emit = "torchtitan";
-  const api::EstimateResult result = api::run(r);
-  ASSERT_TRUE(result.launch_files.has_value());
-  bool toml_compiles = false;
-  for (const api::LaunchFileReport& f : *result.launch_files) {
-    if (f.name != "torchtitan.toml") continue;
-    toml_compiles = f.text.find("[compile]\nenable = true") != std::string::npos;
-    EXPECT_EQ(f.text.find("enable_async_tensor_parallel = true"), std::string::npos);
-  }
-  EXPECT_TRUE(toml_compiles);
+  const std::string toml = launch_file(r, "torchtitan.toml");
+  EXPECT_NE(toml.find("[compile]\nenable = true"), std::string::npos);
+  EXPECT_EQ(toml.find("enable_async_tensor_parallel = true"), std::string::npos);
 }
 
 TEST(CompileOption, DeepSpeedLauncherAsksTheTrainerToCompile) {
   // Hugging Face's TrainingArguments.torch_compile (--torch_compile) wraps the model in torch.compile.
-  api::EstimateRequest r;
-  r.model.name_or_path = "llama-3.1-8b";
-  r.cluster.system = "dgx-h100";
-  r.cluster.nodes = 1;
-  r.training.global_batch = 8;
-  r.training.framework = "deepspeed";
-  r.layout.zero = 3;
-  r.launch.emit = "deepspeed";
   for (const bool compile : {false, true}) {
-    r.training.compile = compile;
-    const api::EstimateResult result = api::run(r);
-    ASSERT_TRUE(result.launch_files.has_value());
-    for (const api::LaunchFileReport& f : *result.launch_files) {
-      if (f.name == "train_deepspeed.sh") {
-        EXPECT_EQ(f.text.find(" --torch_compile") != std::string::npos, compile);
-      }
-    }
+    api::EstimateRequest r = llama_8b("deepspeed", compile);
+    r.launch.emit = "deepspeed";
+    EXPECT_EQ(launch_file(r, "train_deepspeed.sh").find(" --torch_compile") != std::string::npos, compile);
   }
 }
