@@ -92,3 +92,17 @@ TEST(CompileOption, DeepSpeedLauncherAsksTheTrainerToCompile) {
     EXPECT_EQ(launch_file(r, "train_deepspeed.sh").find(" --torch_compile") != std::string::npos, compile);
   }
 }
+
+// torchtitan builds no asynchronous TP without a TP mesh (parallelize.py checks it only when TP is enabled), so at
+// TP 1 --tp-overlap neither compiles the model nor changes its price.
+TEST(CompileOption, TorchtitanAsynchronousTpCompilesOnlyWithTp) {
+  api::EstimateRequest overlap = llama_8b("torchtitan", false);
+  overlap.training.seq_len = 8192;
+  overlap.timing.tp_overlap = true;
+  overlap.launch.emit = "torchtitan";
+  EXPECT_EQ(launch_file(overlap, "torchtitan.toml").find("[compile]"), std::string::npos);
+  EXPECT_DOUBLE_EQ(api::run(overlap).time.step_s, step_s("torchtitan", false));
+  overlap.layout.tp = 2;
+  overlap.layout.sequence_parallel = true;
+  EXPECT_NE(launch_file(overlap, "torchtitan.toml").find("[compile]\nenable = true"), std::string::npos);
+}

@@ -104,6 +104,13 @@ struct Layout {
   std::int64_t last_stage_layers = -1;
 };
 
+// Whether the model runs under torch.compile: with --compile, and under torchtitan's asynchronous TP (--tp-overlap
+// with TP > 1), which runs only in a compiled model (torchtitan/distributed/tensor_parallel.py). The step model and
+// the torchtitan launch files both follow it.
+inline bool runs_compiled(const TrainingConfig& training, const Layout& layout, bool tp_overlap) {
+  return training.compile || (layout.framework == Framework::torchtitan && tp_overlap && layout.tp > 1);
+}
+
 // Runtime overheads outside the tensor accounting. Defaults come from data/overheads.json (with sources).
 struct Overheads {
   bytes_t cuda_context_bytes = 0;       // per process: CUDA context, kernel images

@@ -71,8 +71,7 @@ std::string toml(const EmitJob& job, const TitanFlavor& flavor) {
   out += training(job) + parallelism(job);
   out += fmt::format("[activation_checkpoint]\nmode = \"{}\"\n", recompute_mode(job.layout.recompute));
   if (job.layout.recompute == Recompute::selective) out += "selective_ac_option = \"op\"\n";
-  // Asynchronous TP runs only in the compiled model (torchtitan/distributed/tensor_parallel.py).
-  if (job.tp_overlap || job.training.compile) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
+  if (runs_compiled(job.training, job.layout, job.tp_overlap)) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
   return out;
 }
 
@@ -92,8 +91,8 @@ std::string head_overrides(const EmitJob& job) {
   out += fmt::format(" --training.num_tokens_per_train_step {}", t.global_batch * t.seq_len);
   out += fmt::format(" --training.max_context_length {}", t.seq_len);
   if (l.offload != Offload::none) out += " --training.enable_cpu_offload";
-  if (job.tp_overlap) out += " --compile.enable --compile.enable_async_tensor_parallel";
-  else if (job.training.compile) out += " --compile.enable";
+  if (runs_compiled(t, l, job.tp_overlap)) out += " --compile.enable";
+  if (job.tp_overlap) out += " --compile.enable_async_tensor_parallel";
   return out;
 }
 

@@ -35,11 +35,9 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
-  // Eager PyTorch modules run each elementwise op as a kernel of its own unless torch.compile fuses them, which
-  // torchtitan's asynchronous TP (--tp-overlap with TP > 1) also needs.
-  const bool torchtitan = l.framework == Framework::torchtitan;
+  // Eager PyTorch modules run each elementwise op as a kernel of its own unless torch.compile fuses them.
   s.eager_elementwise =
-      (l.impl == Impl::hf || torchtitan) && !tr.compile && !(torchtitan && in.time.tp_overlap && l.tp > 1);
+      (l.impl == Impl::hf || l.framework == Framework::torchtitan) && !runs_compiled(tr, l, in.time.tp_overlap);
   s.routed_share = memory::routed_share(tr);
   s.token_drop = tr.moe_capacity_factor > 0;
   s.pad_to_capacity = tr.moe_pad_to_capacity;
