@@ -69,6 +69,7 @@ void mla_projection_terms(const ActivationContext& c, const Shapes& x, Ledger& g
 
 double layer_activation_bytes(const ActivationContext& c, bool moe_layer, Ledger& g) {
   const Shapes x = shapes_of(c);
+  if (c.op_sac) return torchtitan_op_sac_layer(c, x, moe_layer, g);
   switch (c.impl) {
     case Impl::megatron: return megatron_attention(c, x, g) + megatron_mlp(c, x, moe_layer, g);
     case Impl::hf: return hf_layer(c, x, moe_layer, g);

@@ -29,6 +29,8 @@ double megatron_mlp(const ActivationContext& c, const Shapes& x, bool moe_layer,
 // The most one Megatron-Core layer's backward allocates beyond what it frees (the widest gradient it writes).
 double megatron_layer_backward_bytes(const ActivationContext& c);
 double hf_layer(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g);
+// What a block keeps under torchtitan's op-level selective checkpointing (model/torchtitan_sac.hpp).
+double torchtitan_op_sac_layer(const ActivationContext& c, const Shapes& x, bool moe_layer, Ledger& g);
 double torch_nn_layer(const ActivationContext& c, const Shapes& x, Ledger& g);
 
 }  // namespace gpuplan::memory

@@ -110,6 +110,8 @@ struct ActivationContext {
   bool dropout = false;
   Attention attention = Attention::flash;
   bool selective = false;
+  bool op_sac = false;         // torchtitan's op-level selective checkpointing (model/torchtitan_sac.hpp)
+  double ep = 1;               // expert parallel
   Impl impl = Impl::megatron;
   bool fp32_compute = false;   // torch-nn under fp32: no autocast copies
   double routed_share = 1.0;   // MoE: the busiest rank's dispatched tokens over the balanced count

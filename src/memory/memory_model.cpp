@@ -107,6 +107,9 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   ctx.dropout = tr.dropout > 0;
   ctx.attention = shape_.attention;
   ctx.selective = selective;
+  // torchtitan's --recompute selective is its op-level policy, which its launch files name (selective_ac_option "op").
+  ctx.op_sac = selective && shape_.framework == Framework::torchtitan;
+  ctx.ep = static_cast<double>(shape_.ep);
   ctx.impl = shape_.impl;
   ctx.fp32_compute = tr.precision == Precision::fp32;
   ctx.routed_share = routed_share(tr);
@@ -123,6 +126,14 @@ ActivationTable MemoryModel::activations(std::int64_t micro_batch, bool sequence
   a.dense_layer = layer_activation_bytes(ctx, false, ignored);
   a.moe_layer = job_->model->is_moe() ? layer_activation_bytes(ctx, true, ignored) : 0.0;
   a.checkpointed_layer = checkpointed_layer_bytes(ctx, ignored);
+  if (ctx.op_sac) {
+    // What a layer's backward rebuilds: everything it did not keep.
+    ActivationContext whole = ctx;
+    whole.op_sac = false;
+    a.rebuilt_layer = layer_activation_bytes(whole, false, ignored) - a.dense_layer;
+    if (job_->model->is_moe())
+      a.rebuilt_layer = std::max(a.rebuilt_layer, layer_activation_bytes(whole, true, ignored) - a.moe_layer);
+  }
   a.embedding = embedding_activation_bytes(ctx, ignored);
   a.head = head_activation_bytes(ctx, ignored);
   a.logits = logits_bytes(ctx, job_->inputs->training, ignored);

@@ -42,6 +42,7 @@ struct ActivationTable {
   double dense_layer = 0;
   double moe_layer = 0;
   double checkpointed_layer = 0;     // what a fully recomputed layer keeps
+  double rebuilt_layer = 0;          // torchtitan's op-level checkpointing: what one layer rebuilds in its backward
   double embedding = 0;              // first stage
   double head = 0;                   // last stage: final norm and output-layer input
   double logits = 0;                 // last stage, at the loss

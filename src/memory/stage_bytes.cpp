@@ -159,6 +159,7 @@ void MemoryModel::add_activations(const StageParams& sp, const ActivationTable& 
   out.activations = microbatch_units * out.one_microbatch + (sp.last ? acts.head : 0.0);
   // A recomputed layer rebuilds all of its activations during its backward.
   if (recomputed > 0) out.working = sp.moe_layers > 0 ? std::max(acts.dense_layer, acts.moe_layer) : acts.dense_layer;
+  else if (acts.rebuilt_layer > 0) out.working = acts.rebuilt_layer;
   if (sp.last) out.logits = acts.logits;
   if constexpr (!kExplain) return;
 

@@ -8,6 +8,7 @@
 #include "gpuplan/units.hpp"
 #include "memory/internal.hpp"
 #include "model/param_parts.hpp"
+#include "model/torchtitan_sac.hpp"
 
 namespace gpuplan {
 
@@ -79,8 +80,12 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
                                    : (z == 2 ? "shard gradients and optimizer states (ZeRO-2)"
                                              : "shard optimizer states (ZeRO-1 / distributed optimizer)"),
                             [z](MemoryInputs& m) { m.layout.zero = z; }});
-  if (in.model && base.recompute == Recompute::none && base.attention == Attention::eager)
-    candidates.push_back({"--recompute selective", "recompute attention scores in backward",
+  const bool torchtitan = base.framework == Framework::torchtitan;
+  if (in.model && base.recompute == Recompute::none && (base.attention == Attention::eager || torchtitan))
+    candidates.push_back({"--recompute selective",
+                          torchtitan ? "torchtitan's per-op checkpointing: keep every other matmul's output and the "
+                                       "attention's, recompute the rest in backward"
+                                     : "recompute attention scores in backward",
                           [](MemoryInputs& m) { m.layout.recompute = Recompute::selective; }});
   if (in.model && base.recompute != Recompute::full)
     candidates.push_back({"--recompute full", "keep only each layer's input; recompute the layer in backward",
@@ -141,6 +146,7 @@ struct Baseline {
   MemoryReport report;
   double params_local = 0;
   double flops_training = 0, flops_attention = 0;
+  double flops_op_sac_replay = 0;   // torchtitan's op-level checkpointing: what its backward recomputes, per token
 };
 
 std::string cost_text(const Suggestion& s, const Layout& base, const Layout& after, const MemoryInputs& in) {
@@ -179,7 +185,9 @@ void price(Suggestion& s, const MemoryInputs& in, const Baseline& b, const Layou
     if (after.recompute == Recompute::full && base.recompute != Recompute::full)
       s.extra_compute_fraction = 1.0 / 3.0;  // one more forward per training step (forward is 1/3 of it)
     else if (after.recompute == Recompute::selective && base.recompute == Recompute::none)
-      s.extra_compute_fraction = b.flops_attention / 3.0 / b.flops_training;
+      s.extra_compute_fraction = (after.framework == Framework::torchtitan ? b.flops_op_sac_replay
+                                                                           : b.flops_attention / 3.0) /
+                                 b.flops_training;
   }
   if (after.pp > base.pp) {
     const double m = static_cast<double>(r.microbatches);
@@ -197,6 +205,7 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
   b.params_local = b.report.params_total / static_cast<double>(b.layout.tp * b.layout.pp);
   b.flops_training = in.model ? flops_per_token(*in.model, in.training.seq_len).training : 0.0;
   b.flops_attention = in.model ? 3.0 * flops_per_token(*in.model, in.training.seq_len).attention_forward : 0.0;
+  b.flops_op_sac_replay = in.model ? detail::torchtitan_op_sac_recomputed_flops_per_token(*in.model) : 0.0;
 
   std::vector<Suggestion> out;
   bool gpus_fit = false;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/param_parts.hpp"
+#include "model/torchtitan_sac.hpp"
 #include "perf/elementwise_ops.hpp"
 #include "perf/gemm_table.hpp"
 
@@ -337,6 +338,13 @@ Cost layer_body(const Machine& mc, const ModelConfig& m, const MicrobatchShape& 
   }
   c += elementwise_cost(mc, m, s, act_elems);
   return c;
+}
+
+double op_sac_kept_mm_forward_s(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, bool moe) {
+  double kept = 0;
+  for (const detail::BlockMm& mm : detail::torchtitan_block_mms(m, moe, s.tp))
+    if (mm.saved) kept += linear(mc, s, s.tokens, mm.out_width, mm.in_width, 1).forward_s;
+  return kept;
 }
 
 // GEMMs, the attention core, norms, bias-dropout-adds, the activation, rotary embedding, the TP collectives, MoE

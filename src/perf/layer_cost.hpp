@@ -102,6 +102,10 @@ Cost attention_projections(const Machine& mc, const ModelConfig& model, const Mi
 // One decoder layer without its attention core (projections, MLP or experts, norms, activations, residuals).
 Cost layer_body(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s, bool moe, double ep,
                 double etp);
+// torchtitan's op-level selective checkpointing (model/torchtitan_sac.hpp) keeps the outputs of a block's odd-numbered
+// mms and of its attention kernel; the backward replays the rest of the block's forward. The forward time of those
+// kept mms.
+double op_sac_kept_mm_forward_s(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s, bool moe);
 // Kernels one decoder layer launches forward (what the host dispatches).
 double layer_kernels_forward(const ModelConfig& model, const MicrobatchShape& s, bool moe, bool tp_comm);
 

@@ -4,6 +4,7 @@
 
 #include "gpuplan/error.hpp"
 #include "model/param_parts.hpp"
+#include "model/torchtitan_sac.hpp"
 #include "perf/elementwise_ops.hpp"
 #include "perf/layer_comm.hpp"
 #include "perf/step_model.hpp"
@@ -118,6 +119,9 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
   const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
+  op_sac_ = l.framework == Framework::torchtitan;
+  if (op_sac_)
+    op_sac_recomputed_flops_per_token_ = detail::torchtitan_op_sac_recomputed_flops_per_token(*in_->memory.model);
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
   expert_data_parallel_ =
       std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / static_cast<double>(l.ep) * (s.tp / etp));
@@ -165,6 +169,14 @@ StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const Microbat
   // Host dispatch: the framework issues every kernel from the CPU and the GPU runs behind it.
   costs.dense_kernels = layer_kernels_forward(m, s, false, l.tp > 1);
   costs.moe_kernels = m.is_moe() ? layer_kernels_forward(m, s, true, l.tp > 1) : costs.dense_kernels;
+  if (l.framework == Framework::torchtitan) {
+    // The replay runs the block's forward but for its kept mms and attention kernel.
+    costs.dense_op_sac_replay_s =
+        std::max(0.0, costs.dense.forward_s - core.forward_s - op_sac_kept_mm_forward_s(mc, m, s, false));
+    if (m.is_moe())
+      costs.moe_op_sac_replay_s =
+          std::max(0.0, costs.moe.forward_s - core.forward_s - op_sac_kept_mm_forward_s(mc, m, s, true));
+  }
   if (memo != nullptr) memo->add(key, {costs, core});
   set_compute_fields(costs, core);
   price_layer_comm(s, core);
@@ -175,6 +187,8 @@ void StepModel::set_compute_fields(const LayerCosts& costs, const Cost& attentio
   dense_layer_forward_s_ = costs.dense.forward_s;
   moe_layer_forward_s_ = costs.moe.forward_s;
   attention_core_forward_s_ = attention_core.forward_s;
+  dense_op_sac_replay_s_ = costs.dense_op_sac_replay_s;
+  moe_op_sac_replay_s_ = costs.moe_op_sac_replay_s;
   layer_gemm_forward_s_ = costs.dense.gemm_forward_s;
   dense_row_parallel_forward_s_ = costs.dense.row_parallel_forward_s;
   moe_row_parallel_forward_s_ = costs.moe.row_parallel_forward_s;

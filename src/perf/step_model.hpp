@@ -95,6 +95,8 @@ class StepModel {
   struct LayerCosts {
     Cost dense, moe, embedding, head;
     double dense_kernels = 0, moe_kernels = 0;
+    // torchtitan's op-level checkpointing: one layer's forward less what it keeps (the replay in its backward).
+    double dense_op_sac_replay_s = 0, moe_op_sac_replay_s = 0;
   };
   // What the stages add up to, across the step.
   struct StepTotals;
@@ -129,6 +131,10 @@ class StepModel {
   double peak_tflops_ = 0, hbm_Bps_ = 0;
   // One microbatch, one layer, forward (the backward is derived per stage).
   double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;
+  // --recompute selective under torchtitan is its op-level checkpointing (model/torchtitan_sac.hpp).
+  bool op_sac_ = false;
+  double dense_op_sac_replay_s_ = 0, moe_op_sac_replay_s_ = 0;
+  double op_sac_recomputed_flops_per_token_ = 0;   // the replay's mms and routed experts, over the model's layers
   double layer_gemm_forward_s_ = 0;            // a dense layer's GEMMs: what TP communication overlaps with
   double dense_row_parallel_forward_s_ = 0, moe_row_parallel_forward_s_ = 0;   // Cost::row_parallel_forward_s
   double tp_forward_per_layer_s_ = 0;          // the TP collectives of one layer's forward
