@@ -84,3 +84,29 @@ TEST(TorchtitanOpSac, OnlyUnderTorchtitan) {
   none.layout.recompute = "none";
   EXPECT_DOUBLE_EQ(activations(api::run(megatron)), activations(api::run(none)));
 }
+
+// When a torchtitan job does not fit, its per-op checkpointing is offered at the FLOPs it recomputes over the
+// training FLOPs of a token: 6 x the matmul parameters plus 12 x layers x hidden x sequence (full attention, the
+// Megatron/PaLM convention; the untied output layer included).
+TEST(TorchtitanOpSac, OfferedWhenItDoesNotFitAtItsRecomputeCost) {
+  api::MemoryRequest r;
+  r.model.name_or_path = "llama-3.1-8b";
+  r.hardware.gpu = "h100-sxm-80gb";
+  r.layout.gpus = 8;
+  r.training.framework = "torchtitan";
+  r.training.seq_len = 6144;
+  r.training.micro_batch = 2;
+  const api::MemoryResult result = api::run(r);
+  ASSERT_FALSE(result.fits);
+  const double layer_matmuls = 2 * kHidden * kHidden + 2 * kHidden * kKv + 3 * kHidden * kFfn;
+  const double matmuls = kLayers * layer_matmuls + kHidden * 128256;
+  const double training = 6 * matmuls + 12 * kLayers * kHidden * 6144;
+  const double recomputed = kLayers * 2 * (kHidden * kKv + kHidden * kHidden + kHidden * kFfn);
+  bool offered = false;
+  for (const api::SuggestionReport& s : result.suggestions) {
+    if (s.change != "--recompute selective") continue;
+    offered = true;
+    EXPECT_NEAR(s.extra_compute_fraction, recomputed / training, 1e-9);
+  }
+  EXPECT_TRUE(offered);
+}
