@@ -7,6 +7,7 @@
 
 #include "framework/emit_common.hpp"
 #include "framework/emitters.hpp"
+#include "framework/titan_layer_ac.hpp"
 #include "framework/titan_models.hpp"
 #include "gpuplan/error.hpp"
 
@@ -26,6 +27,21 @@ void refuse_what_torchtitan_cannot_say(const EmitJob& job) {
 
 const char* recompute_mode(Recompute recompute) {
   return recompute == Recompute::full ? "full" : recompute == Recompute::selective ? "selective" : "none";
+}
+
+// --recompute selective is torchtitan's op-level policy; a full recompute of some of a stage's layers its
+// layer-frequency one (framework/titan_layer_ac.hpp), which the rules allow only where a frequency gives that count.
+std::string activation_checkpoint(const EmitJob& job) {
+  const Layout& l = job.layout;
+  const std::int64_t stage_layers = job.model.layers / l.pp;
+  if (l.recompute == Recompute::full && l.recompute_layers >= 0 && l.recompute_layers < stage_layers) {
+    if (l.recompute_layers == 0) return "[activation_checkpoint]\nmode = \"none\"\n";
+    return fmt::format("[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"{}\"\n",
+                       titan_checkpoint_frequency(stage_layers, l.recompute_layers));
+  }
+  std::string out = fmt::format("[activation_checkpoint]\nmode = \"{}\"\n", recompute_mode(l.recompute));
+  if (l.recompute == Recompute::selective) out += "selective_ac_option = \"op\"\n";
+  return out;
 }
 
 std::string parallelism(const EmitJob& job) {
@@ -69,8 +85,7 @@ std::string toml(const EmitJob& job, const TitanFlavor& flavor) {
   if (job.training.precision == Precision::fp8) out += "converters = [\"quantize.linear.float8\"]\n";
   out += fmt::format("\n[optimizer]\nname = \"{}\"\nlr = 3e-4\n\n", job.training.optimizer == Optimizer::adam ? "Adam" : "AdamW");
   out += training(job) + parallelism(job);
-  out += fmt::format("[activation_checkpoint]\nmode = \"{}\"\n", recompute_mode(job.layout.recompute));
-  if (job.layout.recompute == Recompute::selective) out += "selective_ac_option = \"op\"\n";
+  out += activation_checkpoint(job);
   if (runs_compiled(job.training, job.layout, job.tp_overlap)) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
   return out;
 }

@@ -3,13 +3,16 @@
 // The world size is not in the file (torchrun sets it); a comment stating the intended GPUs is taken as a hint.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
 #include "framework/reading.hpp"
+#include "framework/titan_layer_ac.hpp"
 #include "framework/titan_models.hpp"
 #include "framework/toml_document.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/model_io.hpp"
 #include "gpuplan/names.hpp"
 
 namespace gpuplan::framework {
@@ -173,19 +176,53 @@ void read_precision(const Values& values, LaunchConfig& out) {
   }
 }
 
-void read_recompute(const Values& values, LaunchConfig& out) {
+// Returns N for selective_ac_option N (every Nth block checkpointed), which needs the model's layers; 0 otherwise.
+std::int64_t read_recompute(const Values& values, LaunchConfig& out) {
   const std::string mode = text(values, "activation_checkpoint.mode").value_or("selective");
   const std::string option = text(values, "activation_checkpoint.selective_ac_option").value_or("2");
+  // torchtitan takes the option as a frequency when str.isdigit() holds.
+  const bool digits = !option.empty() && std::all_of(option.begin(), option.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  const std::int64_t every = digits ? whole_number(option).value_or(0) : 0;
   if (mode == "none" || mode == "full") {
     take(out, out.layout, "recompute", mode, where(values, "activation_checkpoint.mode"));
   } else if (mode == "selective" && option == "op") {
     take(out, out.layout, "recompute", "selective", "activation_checkpoint.mode selective, op");
+  } else if (mode == "selective" && sane_count(every)) {
+    return every;
   } else if (mode == "selective") {
     out.not_understood.push_back("activation_checkpoint selective_ac_option " + option +
-                                 " (every Nth block recomputed in full): give --recompute full --recompute-layers");
+                                 " (torchtitan takes \"op\" or a positive layer frequency)");
   } else {
     out.not_understood.push_back("activation_checkpoint.mode " + mode);
   }
+  return 0;
+}
+
+// Layers of the model the file names on one pipeline rank; 0 when the model is not known.
+std::int64_t stage_layers(const LaunchConfig& out) {
+  if (!out.model.contains("model")) return 0;
+  const nlohmann::json& model = out.model.at("model");
+  const ModelConfig m = model.is_string() ? model_from_catalog(model.get<std::string>())
+                                          : model_from_hf_config(model.at("config").dump(),
+                                                                 model.at("name_or_path").get<std::string>());
+  const std::int64_t pp = out.layout.contains("pp") ? out.layout.at("pp").get<std::int64_t>() : 1;
+  return pp >= 1 ? m.layers / pp : 0;
+}
+
+// selective_ac_option N: every Nth block of a rank checkpointed in full (framework/titan_layer_ac.hpp).
+void read_layer_frequency(std::int64_t every, LaunchConfig& out) {
+  const std::int64_t layers = stage_layers(out);
+  const std::string from = fmt::format("activation_checkpoint selective, every {} blocks", every);
+  if (layers <= 0) {
+    out.not_understood.push_back(from + " of a model gpuplan does not know: give --recompute full --recompute-layers");
+    return;
+  }
+  const std::int64_t blocks = titan_checkpointed_blocks(layers, every);
+  take(out, out.layout, "recompute", blocks > 0 ? "full" : "none", from);
+  if (blocks > 0 && blocks < layers)
+    take(out, out.layout, "recompute_layers", blocks, fmt::format("{} of {} layers per stage", blocks, layers));
 }
 
 void read_converters(const Values& values, LaunchConfig& out) {
@@ -233,10 +270,11 @@ LaunchConfig read_torchtitan_toml(std::string_view path, std::string_view text_v
   read_pipeline(document.values, out);
   read_batch(document.values, out);
   read_precision(document.values, out);
-  read_recompute(document.values, out);
+  const std::int64_t checkpoint_every = read_recompute(document.values, out);
   read_converters(document.values, out);
   read_titan_model(text(document.values, "model.name").value_or("llama3"),
                    text(document.values, "model.flavor").value_or("debugmodel"), out);
+  if (checkpoint_every > 0) read_layer_frequency(checkpoint_every, out);
   if (const auto gpus = intended_gpus(document.comments)) {
     out.gpus = *gpus;
     out.understood.push_back(fmt::format("a comment names {} GPUs -> gpus {} (torchrun sets the world size)", *gpus, *gpus));

@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "framework/titan_layer_ac.hpp"
 #include "gpuplan/error.hpp"
 
 namespace gpuplan::framework {
@@ -168,9 +169,10 @@ Broken torchtitan_offload(const JobFacts& job) {
 
 Broken torchtitan_partial_recompute(const JobFacts& job) {
   const Layout& l = layout(job);
-  if (l.recompute != Recompute::full || l.recompute_layers < 0) return {};
-  if (l.recompute_layers * l.pp >= layers(job) && layers(job) > 0) return {};
-  return fmt::format("full recompute of {} layers per stage", l.recompute_layers);
+  if (l.recompute != Recompute::full || l.recompute_layers < 0 || layers(job) <= 0) return {};
+  const std::int64_t stage_layers = layers(job) / l.pp;
+  if (l.recompute_layers >= stage_layers || titan_checkpoint_frequency(stage_layers, l.recompute_layers) > 0) return {};
+  return fmt::format("full recompute of {} of the {} layers per stage", l.recompute_layers, stage_layers);
 }
 
 Broken non_megatron_cp_comm(const JobFacts& job) {
@@ -254,8 +256,9 @@ constexpr std::array<Rule, 24> kRules = {{
      "together (offload optimizer+params, cpu, zero 3)",
      "torchtitan/models/llama3/infra/parallelize.py:apply_fsdp (CPUOffloadPolicy)", torchtitan_offload},
     {Framework::torchtitan, RuleLevel::states, "layout.recompute_layers",
-     "activation_checkpoint.mode full wraps every block; a count of layers per stage is not an option",
-     "torchtitan/distributed/activation_checkpoint.py:226-227", torchtitan_partial_recompute},
+     "activation_checkpoint.mode full wraps every block, and selective_ac_option N every Nth one: a stage of L "
+     "layers recomputes all of them or L / N (rounded down)",
+     "torchtitan/distributed/activation_checkpoint.py:_apply_layer_sac", torchtitan_partial_recompute},
     {Framework::torchtitan, RuleLevel::shape, "layout.cp_comm_type",
      "context parallelism is PyTorch's ring attention (experimental.context_parallel_rotate_method passes K/V "
      "between the ranks); Transformer Engine's all-to-all and all-gather exchanges are Megatron-LM and NeMo options",
