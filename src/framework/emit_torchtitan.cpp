@@ -35,7 +35,6 @@ std::string activation_checkpoint(const EmitJob& job) {
   const Layout& l = job.layout;
   const std::int64_t stage_layers = job.model.layers / l.pp;
   if (l.recompute == Recompute::full && l.recompute_layers >= 0 && l.recompute_layers < stage_layers) {
-    if (l.recompute_layers == 0) return "[activation_checkpoint]\nmode = \"none\"\n";
     return fmt::format("[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"{}\"\n",
                        titan_checkpoint_frequency(stage_layers, l.recompute_layers));
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "gpuplan/error.hpp"
+#include "model/torchtitan_sac.hpp"
 
 namespace gpuplan::memory {
 
@@ -107,8 +108,7 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   ctx.dropout = tr.dropout > 0;
   ctx.attention = shape_.attention;
   ctx.selective = selective;
-  // torchtitan's --recompute selective is its op-level policy, which its launch files name (selective_ac_option "op").
-  ctx.op_sac = selective && shape_.framework == Framework::torchtitan;
+  ctx.op_sac = detail::torchtitan_op_sac(shape_.framework, selective ? Recompute::selective : Recompute::none);
   ctx.ep = static_cast<double>(shape_.ep);
   ctx.impl = shape_.impl;
   ctx.fp32_compute = tr.precision == Precision::fp32;

@@ -80,10 +80,10 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
                                    : (z == 2 ? "shard gradients and optimizer states (ZeRO-2)"
                                              : "shard optimizer states (ZeRO-1 / distributed optimizer)"),
                             [z](MemoryInputs& m) { m.layout.zero = z; }});
-  const bool torchtitan = base.framework == Framework::torchtitan;
-  if (in.model && base.recompute == Recompute::none && (base.attention == Attention::eager || torchtitan))
+  const bool op_sac = detail::torchtitan_op_sac(base.framework, Recompute::selective);
+  if (in.model && base.recompute == Recompute::none && (base.attention == Attention::eager || op_sac))
     candidates.push_back({"--recompute selective",
-                          torchtitan ? "torchtitan's per-op checkpointing: keep every other matmul's output and the "
+                          op_sac ? "torchtitan's per-op checkpointing: keep every other matmul's output and the "
                                        "attention's, recompute the rest in backward"
                                      : "recompute attention scores in backward",
                           [](MemoryInputs& m) { m.layout.recompute = Recompute::selective; }});
@@ -185,7 +185,7 @@ void price(Suggestion& s, const MemoryInputs& in, const Baseline& b, const Layou
     if (after.recompute == Recompute::full && base.recompute != Recompute::full)
       s.extra_compute_fraction = 1.0 / 3.0;  // one more forward per training step (forward is 1/3 of it)
     else if (after.recompute == Recompute::selective && base.recompute == Recompute::none)
-      s.extra_compute_fraction = (after.framework == Framework::torchtitan ? b.flops_op_sac_replay
+      s.extra_compute_fraction = (detail::torchtitan_op_sac(after.framework, after.recompute) ? b.flops_op_sac_replay
                                                                            : b.flops_attention / 3.0) /
                                  b.flops_training;
   }

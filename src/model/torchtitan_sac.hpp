@@ -8,9 +8,16 @@
 // ["moe.router.gate"]); the experts' grouped GEMMs (aten._grouped_mm) are not in the list.
 #include <vector>
 
+#include "gpuplan/memory.hpp"
 #include "gpuplan/model.hpp"
 
 namespace gpuplan::detail {
+
+// gpuplan's --recompute selective under --framework torchtitan is this policy, which torchtitan's launch files name
+// selective_ac_option "op" (framework/emit_torchtitan.cpp, framework/read_torchtitan.cpp).
+inline bool torchtitan_op_sac(Framework framework, Recompute recompute) {
+  return framework == Framework::torchtitan && recompute == Recompute::selective;
+}
 
 // One aten.mm of a transformer block on one tensor-parallel rank: out_width x in_width per token. torchtitan's
 // column-parallel linears split their output over TP, row-parallel ones their input; every mm sees the whole

@@ -119,8 +119,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
   const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
-  op_sac_ = l.framework == Framework::torchtitan;
-  if (op_sac_)
+  if (l.framework == Framework::torchtitan)
     op_sac_recomputed_flops_per_token_ = detail::torchtitan_op_sac_recomputed_flops_per_token(*in_->memory.model);
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
   expert_data_parallel_ =

@@ -132,7 +132,6 @@ class StepModel {
   // One microbatch, one layer, forward (the backward is derived per stage).
   double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;
   // --recompute selective under torchtitan is its op-level checkpointing (model/torchtitan_sac.hpp).
-  bool op_sac_ = false;
   double dense_op_sac_replay_s_ = 0, moe_op_sac_replay_s_ = 0;
   double op_sac_recomputed_flops_per_token_ = 0;   // the replay's mms and routed experts, over the model's layers
   double layer_gemm_forward_s_ = 0;            // a dense layer's GEMMs: what TP communication overlaps with

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "gpuplan/error.hpp"
+#include "model/torchtitan_sac.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan::perf {
@@ -47,8 +48,9 @@ StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant,
     const double moe_share = layers > 0 ? moe_layers / layers : 0;
     st.recompute = recomputed * ((1 - moe_share) * dense_layer_forward_s_ + moe_share * moe_layer_forward_s_);
   } else if (variant.recompute == Recompute::selective) {
-    st.recompute = op_sac_ ? (layers - moe_layers) * dense_op_sac_replay_s_ + moe_layers * moe_op_sac_replay_s_
-                           : layers * attention_core_forward_s_;
+    st.recompute = detail::torchtitan_op_sac(variant.framework, variant.recompute)
+                       ? (layers - moe_layers) * dense_op_sac_replay_s_ + moe_layers * moe_op_sac_replay_s_
+                       : layers * attention_core_forward_s_;
   }
   // TP: the forward's collectives, the backward's (layer_comm.hpp), the forward's again for recomputed layers. The
   // backward's asynchronous ones are issued beside the column-parallel GEMMs, but without --tp-overlap they are
@@ -67,7 +69,7 @@ StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant,
   st.tp += (layers + recomputed) * row_parallel_sm_margin_s(layers, moe_layers);
   // torchtitan's op-level checkpointing keeps the reduce-scatters' outputs but not the all-gathers': the replay
   // gathers each block's inputs again, half of the forward's collectives.
-  if (op_sac_ && variant.recompute == Recompute::selective)
+  if (detail::torchtitan_op_sac(variant.framework, variant.recompute))
     st.tp += 0.5 * (dense_layers * dense_forward + moe_layers * moe_forward);
   st.cp = layers * (cp_exposed_forward_s_ + cp_exposed_backward_s_) + recomputed * cp_exposed_forward_s_;
   st.ep = (2 * moe_layers + recomputed_moe) * ep_comm_per_layer_s_;
@@ -265,7 +267,7 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
     const double recomputed_share = totals.recomputed_layers / static_cast<double>(m.layers);
     extra_per_token = (fpt.forward - head_forward) * recomputed_share;
     recomputed_attention = fpt.attention_forward * recomputed_share;
-  } else if (variant.recompute == Recompute::selective && op_sac_) {
+  } else if (detail::torchtitan_op_sac(variant.framework, variant.recompute)) {
     extra_per_token = op_sac_recomputed_flops_per_token_;   // the attention kernel's output is kept
   } else if (variant.recompute == Recompute::selective) {
     extra_per_token = recomputed_attention = fpt.attention_forward;
