@@ -51,6 +51,9 @@ struct GemmEfficiencyTable {
 struct PerfConstants {
   double gemm_max_efficiency = 0;        // fraction of the dense peak a large, square GEMM reaches
   double fp8_gemm_max_efficiency = 0;    // the same for fp8 GEMMs, of the fp8 peak; 0: gemm_max_efficiency
+  double fp8_split_accumulation_slowdown = 1;  // time of an fp8 input- or weight-gradient GEMM's math over the
+                                         // forward's: the frameworks ask for the split accumulator there, and
+                                         // fp8_gemm_max_efficiency is measured with fast accumulation
   double gemm_memory_efficiency = 0;     // fraction of HBM peak a GEMM's operand traffic reaches
   double roofline_sharpness = 0;         // p of t = (tc^p + tm^p)^(1/p): 1 adds compute and memory time, large -> max
   double gemm_tile_m = 0, gemm_tile_n = 0;  // output tile of one thread block (wave quantization)

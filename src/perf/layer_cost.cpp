@@ -25,7 +25,8 @@ double ceil_nonneg(double x) {
 
 // A smooth roofline over compute and operand traffic, with the compute side derated by the dense peak fraction
 // and by wave quantization over the SMs.
-double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes) {
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes,
+              double math_slowdown) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
   const PerfConstants& c = *mc.constants;
   const double flops = 2 * m * n * k * batch;
@@ -35,7 +36,7 @@ double gemm_s(const Machine& mc, double m, double n, double k, double batch, dou
   const double dtype_max = elem_bytes < 2 && c.fp8_gemm_max_efficiency > 0 ? c.fp8_gemm_max_efficiency
                                                                           : c.gemm_max_efficiency;
   const double efficiency = std::min(1.0, dtype_max * c.compute_efficiency_scale);
-  const double compute_s = flops / (mc.peak_flops * efficiency * wave_util);
+  const double compute_s = math_slowdown * flops / (mc.peak_flops * efficiency * wave_util);
   const double traffic_s =
       (elem_bytes * (m * k + k * n) + out_bytes * m * n) * batch / (mc.hbm_Bps * c.gemm_memory_efficiency);
   const double p = c.roofline_sharpness;
@@ -141,16 +142,20 @@ Cost measured_linear(const Machine& mc, double m, double n, double k, double bat
 // writing it.
 // Under fp8, Transformer Engine quantizes each linear's input forward and its output gradient backward: one
 // kernel reads the 16-bit tensor and writes it in fp8 twice, row-wise and column-wise (the weight-gradient GEMM
-// takes both operands transposed; Hopper's fp8 GEMMs take only the TN layout). The weights' own casts, once per
-// step under gradient accumulation (is_first_microbatch), are not priced.
+// takes both operands transposed; Hopper's fp8 GEMMs take only the TN layout). The two gradient GEMMs run with the
+// split accumulator (fp8_split_accumulation_slowdown), the forward with fast accumulation. The weights' own casts,
+// once per step under gradient accumulation (is_first_microbatch), are not priced.
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch) {
   if (mc.constants->gemm_table && s.gemm_element_bytes == 2) return measured_linear(mc, m, n, k, batch);
+  const bool fp8 = s.gemm_element_bytes < s.element_bytes;
+  const double gradient_math = fp8 ? mc.constants->fp8_split_accumulation_slowdown : 1.0;
+  const double e = s.gemm_element_bytes;
   Cost c;
-  c.forward_s = gemm_s(mc, m, n, k, batch, s.gemm_element_bytes);
-  c.backward_s = gemm_s(mc, m, k, n, batch, s.gemm_element_bytes) +
-                 gemm_s(mc, k, n, m, batch, s.gemm_element_bytes, s.gradient_rw_bytes);
+  c.forward_s = gemm_s(mc, m, n, k, batch, e);
+  c.backward_s = gemm_s(mc, m, k, n, batch, e, e, gradient_math) +
+                 gemm_s(mc, k, n, m, batch, e, s.gradient_rw_bytes, gradient_math);
   c.gemm_forward_s = c.forward_s;
-  if (s.gemm_element_bytes < s.element_bytes) {
+  if (fp8) {
     const double per_element = s.element_bytes + 2 * s.gemm_element_bytes;
     c.forward_s += memory_bound_s(mc, per_element * m * k * batch, 1);
     c.backward_s += memory_bound_s(mc, per_element * m * n * batch, 1);

@@ -17,8 +17,9 @@ struct Machine {
 
 // One GEMM (or `batch` independent GEMMs in one kernel) of M x N x K. `out_bytes` is the traffic per output
 // element: a write of elem_bytes, or a read and a write of the fp32 gradient when a weight-gradient GEMM
-// accumulates into it.
-double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes);
+// accumulates into it. `math_slowdown` stretches the compute side only (an fp8 gradient GEMM's split accumulator).
+double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes, double out_bytes,
+              double math_slowdown = 1);
 double gemm_s(const Machine& mc, double m, double n, double k, double batch, double elem_bytes);
 // `kernels` bandwidth-bound kernels moving `bytes` in all, at `measured_efficiency` of the HBM peak where these
 // kernels were measured on the GPU (data/perf.json), otherwise at memory_bound_efficiency.

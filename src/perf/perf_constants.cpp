@@ -22,6 +22,7 @@ struct Field {
 constexpr Field kFields[] = {
     {"gemm_max_efficiency", &PerfConstants::gemm_max_efficiency, 0.01, 1.0},
     {"fp8_gemm_max_efficiency", &PerfConstants::fp8_gemm_max_efficiency, 0.0, 1.0},
+    {"fp8_split_accumulation_slowdown", &PerfConstants::fp8_split_accumulation_slowdown, 1.0, 4.0},
     {"gemm_memory_efficiency", &PerfConstants::gemm_memory_efficiency, 0.01, 1.0},
     {"roofline_sharpness", &PerfConstants::roofline_sharpness, 1.0, 64.0},
     {"gemm_tile_m", &PerfConstants::gemm_tile_m, 1.0, 4096.0},
@@ -178,7 +179,13 @@ std::string PerfConstants::fp8_gemm_efficiency_source() const {
           ? "fp8 GEMMs: fp8_gemm_max_efficiency with wave quantization, " + fp8_gemm_origin
           : "fp8 GEMMs: assumed: gemm_max_efficiency of the fp8 peak (data/perf.json; no fp8 GEMM measurement for "
             "this GPU)";
-  return layers + "; attention core, output layer and router in bf16: " + gemm_efficiency_source();
+  const std::string gradients =
+      fp8_split_accumulation_slowdown > 1
+          ? fmt::format("; their input- and weight-gradient GEMMs with the split accumulator, {:g}x the math time "
+                        "(fp8_split_accumulation_slowdown, data/perf.json)",
+                        fp8_split_accumulation_slowdown)
+          : "";
+  return layers + gradients + "; attention core, output layer and router in bf16: " + gemm_efficiency_source();
 }
 
 const std::string& PerfConstants::gemm_efficiency_source() const {
