@@ -60,6 +60,8 @@ struct PerfConstants {
   double sm_count = 0;                   // streaming multiprocessors (wave quantization)
   double flash_attention_efficiency = 0; // fraction of the peak a flash-attention kernel reaches on long keys
   double flash_attention_half_length = 0; // keys per kernel call at which it reaches half that (tokens)
+  double sdpa_attention_efficiency = 0;  // the same for PyTorch's scaled_dot_product_attention (FlashAttention-2
+                                         // kernels), which PyTorch modules call; 0: flash_attention_efficiency
   double memory_bound_efficiency = 0;    // fraction of HBM peak elementwise/normalization kernels reach
   double kernel_overhead_s = 0;          // GPU-side launch latency + tail of one kernel (idle SMs between kernels)
   double host_op_s = 0;                  // host (CPU) time the framework spends per kernel it launches; the GPU
@@ -102,12 +104,15 @@ struct PerfConstants {
   std::string fp8_gemm_efficiency_source() const;
   // Where flash_attention_efficiency and gemm_max_efficiency were set ("builtin:perf.json: architectures.cdna3.
   // flash_attention_efficiency", with the entry's source).
-  std::string flash_attention_origin, gemm_max_origin, fp8_gemm_origin;
+  std::string flash_attention_origin, gemm_max_origin, fp8_gemm_origin, sdpa_attention_origin;
   std::string gemm_constant_source;  // gemm_max_origin where it is the GPU's own or the user's; empty otherwise
   // Where the attention kernels' efficiencies come from: the measured table's attention calls, the entry of
   // data/perf.json (or an overlay) for this GPU or its architecture, or "assumed: ..." where only the defaults'
   // A100 figure applies to another architecture.
   std::string attention_efficiency_source;
+  // The same for attention through PyTorch's scaled_dot_product_attention (Hugging Face and torch.nn modules,
+  // torchtitan) rather than Transformer Engine's fused attention.
+  std::string sdpa_attention_efficiency_source;
 };
 
 // The constants for `gpu` from data/perf.json, patched by each overlay JSON text (same schema; "-" names a

@@ -111,6 +111,12 @@ inline bool runs_compiled(const TrainingConfig& training, const Layout& layout, 
   return training.compile || (layout.framework == Framework::torchtitan && tp_overlap && layout.tp > 1);
 }
 
+// Whether attention runs through PyTorch's scaled_dot_product_attention (Hugging Face and torch.nn modules, and
+// torchtitan's, whatever accounting they take) rather than Megatron-Core's Transformer Engine fused attention.
+inline bool runs_torch_sdpa(const Layout& layout) {
+  return layout.impl != Impl::megatron || layout.framework == Framework::torchtitan;
+}
+
 // Runtime overheads outside the tensor accounting. Defaults come from data/overheads.json (with sources).
 struct Overheads {
   bytes_t cuda_context_bytes = 0;       // per process: CUDA context, kernel images

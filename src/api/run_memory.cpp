@@ -107,7 +107,8 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   report = ClusterReport{cluster.origin, in.gpu.name,    in.fabric.nodes,  in.fabric.gpus_per_node,
                          in.time.order,  in.perf->source, in.fabric.calibration_sources,
                          fp8 ? in.perf->fp8_gemm_efficiency_source() : in.perf->gemm_efficiency_source(),
-                         in.perf->attention_efficiency_source};
+                         runs_torch_sdpa(in.memory.layout) ? in.perf->sdpa_attention_efficiency_source
+                                                      : in.perf->attention_efficiency_source};
   return in;
 }
 

@@ -60,6 +60,9 @@ struct MicrobatchShape {
   bool sequence_parallel = false;
   bool dropout = false;
   bool flash = true;
+  // Attention through PyTorch's scaled_dot_product_attention (Hugging Face, torch.nn and torchtitan modules) rather
+  // than Transformer Engine's fused attention: sdpa_attention_efficiency, not the measured table.
+  bool torch_sdpa = false;
   // PyTorch modules that run each elementwise op as a kernel of its own (elementwise_ops.hpp): Hugging Face's
   // (--impl hf) and torchtitan's without torch.compile.
   bool eager_elementwise = false;

@@ -30,6 +30,7 @@ constexpr Field kFields[] = {
     {"sm_count", &PerfConstants::sm_count, 1.0, 10000.0},
     {"flash_attention_efficiency", &PerfConstants::flash_attention_efficiency, 0.01, 1.0},
     {"flash_attention_half_length", &PerfConstants::flash_attention_half_length, 0.0, 1e7},
+    {"sdpa_attention_efficiency", &PerfConstants::sdpa_attention_efficiency, 0.0, 1.0},
     {"memory_bound_efficiency", &PerfConstants::memory_bound_efficiency, 0.01, 1.0},
     {"kernel_overhead_s", &PerfConstants::kernel_overhead_s, 0.0, 1e-2},
     {"host_op_s", &PerfConstants::host_op_s, 0.0, 1e-2},
@@ -77,6 +78,7 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
     std::string* origin_of = field->member == &PerfConstants::flash_attention_efficiency ? &c.flash_attention_origin
                              : field->member == &PerfConstants::gemm_max_efficiency     ? &c.gemm_max_origin
                              : field->member == &PerfConstants::fp8_gemm_max_efficiency ? &c.fp8_gemm_origin
+                             : field->member == &PerfConstants::sdpa_attention_efficiency ? &c.sdpa_attention_origin
                                                                                         : nullptr;
     if (origin_of != nullptr)
       *origin_of = origin + ": " + where + "." + key +
@@ -125,13 +127,25 @@ const PerfConstants& builtin_defaults() {
 
 // The defaults' flash-attention figure was measured on A100 (FlashAttention-2): for another architecture without
 // an entry of its own it is an assumption, and the output says so.
-std::string attention_source(const PerfConstants& c, const GpuSpec& gpu) {
-  if (c.gemm_table && !c.gemm_table->attention.empty()) return c.gemm_table->source;
+std::string constant_attention_source(const PerfConstants& c, const GpuSpec& gpu) {
   const bool defaults = c.flash_attention_origin.rfind("builtin:perf.json: defaults.", 0) == 0;
   if (defaults && gpu.architecture != "ampere")
     return "assumed: data/perf.json defaults.flash_attention_efficiency, FlashAttention-2 as measured on A100 (no "
            "attention measurement for " + gpu.name + " or its architecture " + gpu.architecture + ")";
   return c.flash_attention_origin;
+}
+
+// A measured table's attention entries are Transformer Engine's fused attention; PyTorch's scaled_dot_product_attention
+// runs other kernels (sdpa_attention_efficiency), or the flash-attention constant where that is not set.
+std::string attention_source(const PerfConstants& c, const GpuSpec& gpu) {
+  if (c.gemm_table && !c.gemm_table->attention.empty()) return c.gemm_table->source;
+  return constant_attention_source(c, gpu);
+}
+
+std::string sdpa_attention_source(const PerfConstants& c, const GpuSpec& gpu) {
+  if (c.sdpa_attention_efficiency > 0)
+    return "PyTorch scaled_dot_product_attention (FlashAttention-2 kernels): " + c.sdpa_attention_origin;
+  return "PyTorch scaled_dot_product_attention at flash_attention_efficiency: " + constant_attention_source(c, gpu);
 }
 
 // A GEMM efficiency set for this very GPU (data/perf.json's gpus section) or by the user's overlay is its own;
@@ -161,6 +175,7 @@ PerfConstants perf_constants(const GpuSpec& gpu, const std::vector<std::pair<std
   }
   if (c.measured_gemm_efficiency == 0) c.gemm_table = nullptr;
   c.attention_efficiency_source = attention_source(c, gpu);
+  c.sdpa_attention_efficiency_source = sdpa_attention_source(c, gpu);
   c.gemm_constant_source = gemm_source(c);
   check_reserved_sms(c.tp_overlap_reserved_sms, c, gpu, "tp_overlap_reserved_sms");
   return c;
