@@ -101,7 +101,12 @@ def _attention_constants(measurements, peak_flops, source, warnings):
                       f"against a peak of {peak_flops / 1e12:.6g} TFLOP/s"},
         "flash_attention_half_length": {
             "value": round(_clamp(half_length, HALF_LENGTH_RANGE, "flash_attention_half_length", warnings), 1),
-            "source": f"{how}: L0 of the same fit (0: the lengths measured do not show it)"}}
+            "source": f"{how}: L0 of the same fit (0: the lengths measured do not show it)"},
+        # The kernel timed is the one PyTorch modules call, so their jobs take it in place of the catalog's figure
+        # for PyTorch's attention on this GPU; Transformer Engine's jobs take it too, for want of their own.
+        "sdpa_attention_efficiency": {
+            "value": round(_clamp(efficiency, EFFICIENCY_RANGE, "sdpa_attention_efficiency", warnings), 4),
+            "source": f"{how}: E of the same fit, for jobs whose attention is PyTorch's scaled_dot_product_attention"}}
 
 
 def perf_overlay(measurements, peak_tflops=None):

@@ -54,6 +54,15 @@ constexpr Field kFields[] = {
     {"microbatch_host_s", &PerfConstants::microbatch_host_s, 0.0, 10.0},
 };
 
+// Where the constants whose source the output names record it; nullptr for the others.
+std::string* origin_field(PerfConstants& c, double PerfConstants::*member) {
+  if (member == &PerfConstants::flash_attention_efficiency) return &c.flash_attention_origin;
+  if (member == &PerfConstants::gemm_max_efficiency) return &c.gemm_max_origin;
+  if (member == &PerfConstants::fp8_gemm_max_efficiency) return &c.fp8_gemm_origin;
+  if (member == &PerfConstants::sdpa_attention_efficiency) return &c.sdpa_attention_origin;
+  return nullptr;
+}
+
 // One section ({"key": {"value": v, "source": s}} or {"key": v}) applied onto `c`.
 void apply_section(PerfConstants& c, const nlohmann::json& section, const std::string& origin, const std::string& where) {
   if (!section.is_object()) throw InputError(origin + ": " + where, section.dump(), "an object of constants");
@@ -75,12 +84,7 @@ void apply_section(PerfConstants& c, const nlohmann::json& section, const std::s
       throw InputError(origin + ": " + where + "." + key, fmt::format("{}", x),
                        fmt::format("a number from {} to {}", field->min, field->max));
     c.*(field->member) = x;
-    std::string* origin_of = field->member == &PerfConstants::flash_attention_efficiency ? &c.flash_attention_origin
-                             : field->member == &PerfConstants::gemm_max_efficiency     ? &c.gemm_max_origin
-                             : field->member == &PerfConstants::fp8_gemm_max_efficiency ? &c.fp8_gemm_origin
-                             : field->member == &PerfConstants::sdpa_attention_efficiency ? &c.sdpa_attention_origin
-                                                                                        : nullptr;
-    if (origin_of != nullptr)
+    if (std::string* origin_of = origin_field(c, field->member))
       *origin_of = origin + ": " + where + "." + key +
                    (entry.is_object() && entry.contains("source") && entry.at("source").is_string()
                         ? " (" + entry.at("source").get<std::string>() + ")"

@@ -128,6 +128,8 @@ def test_lower_efficiencies_lengthen_the_step(measured, tmp_path):
         steps.append((overlay["gpus"]["h100-sxm-80gb"], cli(*ESTIMATE, "--perf", str(path))["time"]))
     (fast, fast_time), (slow, slow_time) = steps
     assert max(fast["gemm_max_efficiency"]["value"], fast["flash_attention_efficiency"]["value"]) == 0.8
+    # The kernel timed is PyTorch's own attention: jobs that call it take the measurement too.
+    assert fast["sdpa_attention_efficiency"]["value"] == fast["flash_attention_efficiency"]["value"]
     for key in ("gemm_max_efficiency", "flash_attention_efficiency"):
         if fast[key]["value"] >= 0.02:   # not held at gpuplan's lower bound 0.01 after halving
             assert slow[key]["value"] == pytest.approx(fast[key]["value"] / 2, abs=1e-4)
