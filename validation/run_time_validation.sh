@@ -12,7 +12,7 @@ if [[ ! -f "$build/libgpuplan_host.a" ]]; then
   cmake --build "$build" -j2 --target gpuplan_host
 fi
 g++ -std=c++20 -O2 -I"$repo/include" "$repo/validation/time_validate.cpp" "$repo/validation/time_sets.cpp" \
-  "$repo/validation/time_set_fp8.cpp" \
+  "$repo/validation/time_set_fp8.cpp" "$repo/validation/time_set_torchtitan.cpp" \
   "$build/libgpuplan_host.a" \
   "$build/libgpuplan_core.a" ${GPUPLAN_EXTRA_LIBS:-} -lfmt -pthread -o "$build/time_validate"
 if [[ -z "$fit" && ! -f "$repo/validation/data/a100-megatron-calibration.json" ]]; then fit="--fit"; fi

@@ -228,8 +228,10 @@ ValidationSet published_busbw(const std::string& repo) {
 std::string set_table(const ValidationSet& set) {
   std::string md = fmt::format("\n## {}\n\nSource: {}.\n\n| run | measured ({}) | predicted | error |\n|---|---|---|---|\n",
                                set.name, set.source, set.unit);
+  // Two decimals below 100 (step times of a few seconds), one above (milliseconds, GB/s).
+  auto value = [](double x) { return x < 100 ? fmt::format("{:.2f}", x) : fmt::format("{:.1f}", x); };
   for (const SetRow& r : set.rows)
-    md += fmt::format("| {} | {:.1f} | {:.1f} | {:+.1f}% |\n", r.label, r.measured, r.predicted,
+    md += fmt::format("| {} | {} | {} | {:+.1f}% |\n", r.label, value(r.measured), value(r.predicted),
                       100 * (r.predicted - r.measured) / r.measured);
   if (!set.not_checked.empty()) {
     md += "\nNot checked:\n\n";

@@ -34,6 +34,7 @@ ValidationSet b200_megatron_runs(const std::string& repo);      // validation/da
 ValidationSet b200_further_runs(const std::string& repo);       // validation/data/b200-simumax-further-runs.json
 ValidationSet published_busbw(const std::string& repo);         // tests/data/nccl-tests/published-busbw.csv
 ValidationSet nemo_h100_fp8_runs(const std::string& repo);      // validation/data/nemo-2407-h100-fp8.csv
+ValidationSet torchtitan_runs(const std::string& repo);         // validation/data/torchtitan-published.csv
 
 // The cells of each data line of a CSV: comment lines ('#') and the header (the first other line) skipped; a
 // quoted cell may hold commas, and a line ending in a comma ends in an empty cell.

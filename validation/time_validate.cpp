@@ -360,8 +360,8 @@ int main(int argc, char** argv) {
     for (const auto& x : kors) k.rows.push_back({x.model, x.model + " " + std::to_string(x.gpus), x.seconds, x.pred_uncal});
     validation::ValidationSet d{"NVIDIA DGX Cloud benchmarks, H100 BF16", "s", "validation/data/dgxc-h100-bf16.csv", {}, {}};
     for (const auto& x : dgxcs) d.rows.push_back({x.model, x.model + " " + std::to_string(x.gpus), x.seconds, x.pred});
-    sets = {n, k, d, validation::nemo_h100_fp8_runs(repo), validation::b200_megatron_runs(repo),
-            validation::b200_further_runs(repo), validation::published_busbw(repo)};
+    sets = {n, k, d, validation::nemo_h100_fp8_runs(repo), validation::torchtitan_runs(repo),
+            validation::b200_megatron_runs(repo), validation::b200_further_runs(repo), validation::published_busbw(repo)};
   }
 
   std::string md;
@@ -378,7 +378,8 @@ int main(int argc, char** argv) {
     const validation::SetStats st = validation::set_stats(set.rows);
     md += fmt::format("| {} | {} | data/perf.json (published) | {:.1f}% | {:.1f}% | {:+.1f}% | {} | | |\n", set.name,
                       set.rows.size(), 100 * st.mape, 100 * st.max_error, 100 * st.bias,
-                      st.groups > 0 ? fmt::format("{:.3f} ({} groups)", st.spearman, st.groups) : "no group of 3");
+                      st.groups > 0 ? fmt::format("{:.3f} ({} group{})", st.spearman, st.groups, st.groups == 1 ? "" : "s")
+                                    : "no group of 3");
   }
   md += fmt::format("| Narayanan SC'21 Table 1 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n", pubs.size(), 100 * pub_mape_c);
   md += fmt::format("| Korthikanti et al. 2022 Table 5 | {} | calibrated on vTrain | {:.1f}% | | | | | |\n\n", kors.size(), 100 * kor_mape_c);
