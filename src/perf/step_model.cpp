@@ -37,6 +37,8 @@ StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_cons
                      "a model architecture: the step time is computed per operation, params alone is not enough");
   counts = count_params(*in.memory.model);
   flops = flops_per_token(*in.memory.model, in.memory.training.seq_len);
+  if (in.memory.layout.framework == Framework::torchtitan)
+    op_sac_recomputed_flops_per_token = detail::torchtitan_op_sac_recomputed_flops_per_token(*in.memory.model);
   // The job's own overlap configuration, where it states one, replaces the framework's default.
   if (in.time.tp_overlap_sms) perf.tp_overlap_reserved_sms = *in.time.tp_overlap_sms;
 }
@@ -119,8 +121,6 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
   const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
-  if (l.framework == Framework::torchtitan)
-    op_sac_recomputed_flops_per_token_ = detail::torchtitan_op_sac_recomputed_flops_per_token(*in_->memory.model);
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
   expert_data_parallel_ =
       std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / static_cast<double>(l.ep) * (s.tp / etp));

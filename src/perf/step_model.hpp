@@ -25,6 +25,9 @@ struct StepJob {
   ParamCounts counts;
   FlopsPerToken flops;
   PerfConstants perf;
+  // torchtitan's per-op checkpointing: the replay's mms and routed experts per token, over the model's layers
+  // (0 for other frameworks); the model's alone, so once per job.
+  double op_sac_recomputed_flops_per_token = 0;
 };
 
 // collective_time_s with each group set up once: stages, buckets and layers price the same groups at many sizes,
@@ -133,7 +136,6 @@ class StepModel {
   double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;
   // --recompute selective under torchtitan is its op-level checkpointing (model/torchtitan_sac.hpp).
   double dense_op_sac_replay_s_ = 0, moe_op_sac_replay_s_ = 0;
-  double op_sac_recomputed_flops_per_token_ = 0;   // the replay's mms and routed experts, over the model's layers
   double layer_gemm_forward_s_ = 0;            // a dense layer's GEMMs: what TP communication overlaps with
   double dense_row_parallel_forward_s_ = 0, moe_row_parallel_forward_s_ = 0;   // Cost::row_parallel_forward_s
   double tp_forward_per_layer_s_ = 0;          // the TP collectives of one layer's forward

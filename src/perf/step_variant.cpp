@@ -268,7 +268,7 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
     extra_per_token = (fpt.forward - head_forward) * recomputed_share;
     recomputed_attention = fpt.attention_forward * recomputed_share;
   } else if (detail::torchtitan_op_sac(variant.framework, variant.recompute)) {
-    extra_per_token = op_sac_recomputed_flops_per_token_;   // the attention kernel's output is kept
+    extra_per_token = job_->op_sac_recomputed_flops_per_token;   // the attention kernel's output is kept
   } else if (variant.recompute == Recompute::selective) {
     extra_per_token = recomputed_attention = fpt.attention_forward;
   }
