@@ -296,6 +296,24 @@ double StepModel::sp_grad_sync_s(const MicrobatchShape& s) {
   return slowest;
 }
 
+// FSDP2, torchtitan's sharded data parallelism (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py), copies
+// around each collective on the compute stream, where nothing hides them:
+// - foreach_all_gather_copy_out makes the current stream wait for the all-gather, then its split_with_sizes_copy
+//   moves the gathered parameters out of the all-gather buffer into the unsharded parameters: a read and a write of
+//   every parameter of the rank's stage;
+// - foreach_reduce's chunk_cat copies the unsharded gradients (in the parameters' dtype) into the reduce-scatter
+//   buffer on the current stream, widening them to the reduce dtype (torchtitan's mixed_precision_reduce float32),
+//   before the reduce-scatter stream waits for it.
+// One kernel per FSDP unit (a transformer block) each. The copy into the all-gather buffer reads only the rank's
+// shard, on a stream of its own, and is not priced.
+void StepModel::fsdp2_copies(const memory::StageParams& sp, DpCollectives& d) const {
+  const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
+  const double params = sp.dense + sp.expert;
+  const double units = std::max<double>(1, static_cast<double>(sp.layers));
+  d.gather_copy_s = memory_bound_s(mc, 2 * weight_bytes_ * params, units);
+  d.reduce_copy_s = memory_bound_s(mc, (weight_bytes_ + gradient_bytes_) * params, units);
+}
+
 double StepModel::bucket_time(Collective c, double bytes, double& full) const {
   if (bytes < bucket_bytes_) return collective_(c, bytes, placement_.dp);
   if (full < 0) full = collective_(c, bucket_bytes_, placement_.dp);
@@ -327,6 +345,7 @@ const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int fam
                  coll(Collective::allgather, sp.expert * weight_bytes_, placement_.edp);
     d.reduce_bucket_s = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket_s_[1]);
     d.gather_bucket_s = bucket_time(Collective::allgather, w_dense, full_gather_bucket_s_);
+    if (layout_.framework == Framework::torchtitan) fsdp2_copies(sp, d);
   }
   d.priced = true;
   return d;

@@ -79,6 +79,9 @@ class StepModel {
   struct DpCollectives {
     bool priced = false;
     double reduce_s = 0, reduce_bucket_s = 0, gather_s = 0, gather_bucket_s = 0;
+    // FSDP2's copies out of each all-gather's buffer and into each reduce-scatter's, on the compute stream (0
+    // for other frameworks; step_model.cpp fsdp2_copies).
+    double gather_copy_s = 0, reduce_copy_s = 0;
   };
   // One stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
   struct StageBase {
@@ -111,6 +114,7 @@ class StepModel {
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   double sp_grad_sync_s(const MicrobatchShape& s);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
+  void fsdp2_copies(const memory::StageParams& sp, DpCollectives& d) const;
   // A full gradient bucket's reduction and weight gather cost the same on every stage (-1: not priced yet).
   double bucket_time(Collective c, double bytes, double& full) const;
   StageTime stage_time(std::size_t stage, const Layout& variant, double& recomputed_layers) const;

@@ -102,8 +102,11 @@ void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTim
     const double layers = stage_base_[i].layers;
     const double first = layers > 0 ? dpc.gather_s / layers : dpc.gather_s;
     st.zero3 = 2 * first + overlapped(slowdown, dpc.gather_s - first, st.forward) +
-               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s, st.backward + st.recompute);
+               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s, st.backward + st.recompute) +
+               2 * dpc.gather_copy_s + dpc.reduce_copy_s;
   } else {
+    // Once per step, as the collectives are priced here; spread over the microbatches like the other terms.
+    st.zero3 = (dpc.gather_copy_s + dpc.reduce_copy_s) / microbatches_;
     reduce = dpc.reduce_s;
     reduce_bucket = dpc.reduce_bucket_s;
     gather = dpc.gather_s;

@@ -20,7 +20,7 @@ export const TIME_TERMS = {
   tp_comm: "Tensor-parallel all-gather/reduce-scatter not hidden behind compute",
   cp_comm: "Context-parallel ring exchange of keys and values not hidden",
   ep_comm: "Expert-parallel all-to-all (dispatch and combine)",
-  zero3_comm: "ZeRO-3/FSDP parameter all-gathers not hidden",
+  zero3_comm: "ZeRO-3/FSDP collectives not hidden, and FSDP2's copies around them",
   offload_stream: "Offloaded states streamed over the host link",
   nvme_offload: "Offloaded states read and written on NVMe",
   host_bound: "CPU optimizer step time beyond what the GPU hides",

@@ -1,0 +1,67 @@
+// FSDP2 (torchtitan's sharded data parallelism) copies parameters and gradients around its collectives on the
+// compute stream (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py): after each all-gather,
+// split_with_sizes_copy reads the gathered bf16 parameters and writes them into the unsharded parameters; before
+// each reduce-scatter, chunk_cat reads the bf16 gradients and writes them into the buffer in the fp32 reduce dtype.
+// One kernel per block each. The expected times are derived here from the exact parameter count, the H100's HBM
+// bandwidth and the published constants, not taken from gpuplan's output.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gpuplan/api.hpp"
+
+namespace api = gpuplan::api;
+
+namespace {
+
+// Llama-3.1-8B: 8,030,261,248 parameters (the Hugging Face checkpoint's count), 32 blocks.
+constexpr double kParams = 8'030'261'248.0, kBlocks = 32;
+// H100 SXM: 3.35 TB/s HBM3 (datasheet); data/perf.json defaults: memory_bound_efficiency 0.8, 5 us per kernel.
+constexpr double kHbmBps = 3.35e12 * 0.8, kKernelS = 5e-6;
+
+api::EstimateRequest llama_8b(const std::string& framework, std::int64_t microbatches) {
+  api::EstimateRequest r;
+  r.model.name_or_path = "llama-3.1-8b";
+  r.cluster.system = "dgx-h100";
+  r.cluster.nodes = 1;
+  r.training.framework = framework;
+  r.training.seq_len = 4096;
+  r.training.global_batch = 8 * microbatches;
+  r.training.grad_dtype = "fp32";
+  r.layout.zero = 3;
+  r.layout.impl = "hf";
+  return r;
+}
+
+double term(const api::EstimateResult& r, const std::string& name) {
+  for (const auto& [term_name, seconds] : r.time.breakdown)
+    if (term_name == name) return seconds;
+  ADD_FAILURE() << "no term " << name;
+  return 0;
+}
+
+}  // namespace
+
+// The same ZeRO-3 job on the same modules under DeepSpeed and under torchtitan: its collectives cost the same, and
+// torchtitan adds FSDP2's copies, twice a gather (forward and backward) and once a reduce-scatter per microbatch.
+TEST(Fsdp2Copies, EveryGatherAndReduceScatterCopiesOnTheComputeStream) {
+  const double copy_out = 2 * 2 * kParams / kHbmBps + kBlocks * kKernelS;    // bf16 read, bf16 write
+  const double copy_in = (2 + 4) * kParams / kHbmBps + kBlocks * kKernelS;   // bf16 read, fp32 write
+  for (const std::int64_t microbatches : {1, 4}) {
+    const double torchtitan = term(api::run(llama_8b("torchtitan", microbatches)), "zero3_comm");
+    const double deepspeed = term(api::run(llama_8b("deepspeed", microbatches)), "zero3_comm");
+    const double expected = static_cast<double>(microbatches) * (2 * copy_out + copy_in);
+    EXPECT_NEAR(torchtitan - deepspeed, expected, 1e-6 * expected) << microbatches << " microbatches";
+  }
+}
+
+// With fsdp_reshard_after_forward "never" (--zero 2) the parameters are gathered and the gradients reduced once per
+// step, as the collectives are priced: one copy each.
+TEST(Fsdp2Copies, ZeroTwoCopiesOncePerStep) {
+  api::EstimateRequest torchtitan = llama_8b("torchtitan", 4), deepspeed = llama_8b("deepspeed", 4);
+  torchtitan.layout.zero = deepspeed.layout.zero = 2;
+  const double copies = (2 * 2 + 2 + 4) * kParams / kHbmBps + 2 * kBlocks * kKernelS;
+  const double difference = term(api::run(torchtitan), "zero3_comm") - term(api::run(deepspeed), "zero3_comm");
+  EXPECT_NEAR(difference, copies, 1e-6 * copies);
+}
