@@ -346,6 +346,7 @@ const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int fam
     d.reduce_bucket_s = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket_s_[1]);
     d.gather_bucket_s = bucket_time(Collective::allgather, w_dense, full_gather_bucket_s_);
     if (layout_.framework == Framework::torchtitan) fsdp2_copies(sp, d);
+    if (layout_.framework == Framework::deepspeed) deepspeed_reduction(sp, d);
   }
   d.priced = true;
   return d;

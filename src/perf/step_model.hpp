@@ -6,6 +6,7 @@
 // prices many variants of a shape gets exactly estimate_step's numbers.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <unordered_map>
@@ -18,6 +19,13 @@
 #include "util/array_hash.hpp"
 
 namespace gpuplan::perf {
+
+// Exposed part of a collective overlapped with compute: what exceeds the compute, plus the compute it slows
+// (overlap_slowdown of the hidden part: the SMs and HBM bandwidth the collective's kernels take).
+inline double overlapped(double slowdown, double comm, double compute) {
+  comm = std::max(0.0, comm);
+  return std::max(0.0, comm - compute) + slowdown * std::min(comm, compute);
+}
 
 // What every layout of one job shares.
 struct StepJob {
@@ -82,6 +90,11 @@ class StepModel {
     // FSDP2's copies out of each all-gather's buffer and into each reduce-scatter's, on the compute stream (0
     // for other frameworks; step_model.cpp fsdp2_copies).
     double gather_copy_s = 0, reduce_copy_s = 0;
+    // DeepSpeed's reduction below ZeRO-3 (deepspeed_data_parallel.cpp): the gradients' copies into the buckets
+    // (compute stream), what the reduction stream then runs (copies and all-reduces), the last bucket's share.
+    struct {
+      double bucket_copy_s = 0, reduction_s = 0, last_bucket_share = 1;
+    } deepspeed;
   };
   // One stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
   struct StageBase {
@@ -105,7 +118,13 @@ class StepModel {
     double dense_op_sac_replay_s = 0, moe_op_sac_replay_s = 0;
   };
   // What the stages add up to, across the step.
-  struct StepTotals;
+  struct StepTotals {
+    double slowest_s = 0, sum_s = 0;   // the slowest stage's time per microbatch, and the sum over stages
+    double backward_sum_s = 0;         // backward and recompute of the stages so far
+    StageTime slowest;
+    double dp_exposed_s = 0, optimizer_s = 0, offload_step_s = 0, nvme_step_s = 0;
+    double recomputed_layers = 0;      // summed over the stages (for HFU)
+  };
 
   LayerCosts price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo);
   void set_compute_fields(const LayerCosts& costs, const Cost& attention_core);
@@ -115,6 +134,8 @@ class StepModel {
   double sp_grad_sync_s(const MicrobatchShape& s);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
   void fsdp2_copies(const memory::StageParams& sp, DpCollectives& d) const;
+  void deepspeed_reduction(const memory::StageParams& sp, DpCollectives& d) const;
+  void add_deepspeed_data_parallel(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
   // A full gradient bucket's reduction and weight gather cost the same on every stage (-1: not priced yet).
   double bucket_time(Collective c, double bytes, double& full) const;
   StageTime stage_time(std::size_t stage, const Layout& variant, double& recomputed_layers) const;

@@ -9,25 +9,6 @@
 
 namespace gpuplan::perf {
 
-namespace {
-
-// Exposed part of a collective overlapped with compute: what exceeds the compute, plus the compute it slows
-// (overlap_slowdown of the hidden part: the SMs and HBM bandwidth the collective's kernels take).
-double overlapped(double slowdown, double comm, double compute) {
-  comm = std::max(0.0, comm);
-  return std::max(0.0, comm - compute) + slowdown * std::min(comm, compute);
-}
-
-}  // namespace
-
-struct StepModel::StepTotals {
-  double slowest_s = 0, sum_s = 0;   // the slowest stage's time per microbatch, and the sum over stages
-  double backward_sum_s = 0;         // backward and recompute of the stages so far
-  StageTime slowest;
-  double dp_exposed_s = 0, optimizer_s = 0, offload_step_s = 0, nvme_step_s = 0;
-  double recomputed_layers = 0;      // summed over the stages (for HFU)
-};
-
 StepModel::StageTime StepModel::stage_time(std::size_t i, const Layout& variant, double& recomputed) const {
   const StageBase& b = stage_base_[i];
   const double layers = b.layers, moe_layers = b.moe_layers;
@@ -90,6 +71,8 @@ double StepModel::row_parallel_sm_margin_s(double layers, double moe_layers) con
 // Local gradients: dense over the data x context group, experts over the expert-data group.
 void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTime& st, StepTotals& totals) const {
   const int zero = variant.zero;
+  if (variant.framework == Framework::deepspeed && (zero == 1 || zero == 2))
+    return add_deepspeed_data_parallel(i, variant, st, totals);
   const double slowdown = job_->perf.overlap_slowdown;
   const DpCollectives& dpc = dp_collectives(i, zero == 0 ? 0 : 1);
   double reduce = 0, reduce_bucket = 0, gather = 0, gather_bucket = 0;

@@ -1,0 +1,70 @@
+// DeepSpeed's gradient reduction and weight gather below ZeRO-3, as its defaults run them
+// (deepspeed/runtime/zero/stage_1_and_2.py, DeepSpeedZeroOptimizer; zero/config.py for the defaults):
+// - each gradient, as its backward hook fires, is copied into the bucket buffer (contiguous_gradients;
+//   reduce_independent_p_g_buckets_and_remove_grads) on the compute stream;
+// - a full bucket (reduce_bucket_size elements) is divided by the data-parallel size in place (average_tensor),
+//   flattened again (allreduce_bucket) and all-reduced over the data-parallel group: with
+//   use_multi_rank_bucket_allreduce the slices of every rank go into one all-reduce, not a reduce-scatter. Each
+//   rank then copies back the slices it owns (allreduce_and_copy_with_multiple_ranks);
+// - ZeRO-2 (partition_gradients) reduces in every microbatch's backward, ZeRO-1 only at the gradient
+//   accumulation boundary (reduce_ready_partitions_and_remove_grads);
+// - with overlap_comm (off by default below ZeRO-3) the division, the flattening and the all-reduce run on the
+//   reduction stream while the next bucket fills, and the compute stream waits for the previous bucket before
+//   handing over the next one: one bucket in flight. Without it all of it runs on the compute stream;
+// - after the optimizer step the updated 16-bit weights are all-gathered (all_gather_dp_groups) into the flat
+//   buffers the parameters view, with no compute left to hide behind.
+// The buckets hold the gradients in the model's dtype (communication_data_type's default).
+#include <algorithm>
+#include <cmath>
+
+#include "perf/step_model.hpp"
+
+namespace gpuplan::perf {
+
+namespace {
+
+// Weight tensors of a decoder layer, one copy kernel each: its norms, the four attention projections and the MLP
+// matrices (MoE layers counted alike).
+double weight_tensors_per_layer(const ModelConfig& m) {
+  return static_cast<double>(m.norms_per_layer) + 4 + (m.mlp == MlpKind::gated ? 3 : 2);
+}
+
+}  // namespace
+
+void StepModel::deepspeed_reduction(const memory::StageParams& sp, DpCollectives& d) const {
+  const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
+  const double element = weight_bytes_;
+  const double params = sp.dense + sp.expert;
+  const double bucket_elements = job_->perf.deepspeed_reduce_bucket_elements;
+  const double buckets = std::max(1.0, std::ceil(params / bucket_elements));
+  // The all-reduce of every full bucket and of the rest.
+  const double full_buckets = std::floor(sp.dense / bucket_elements);
+  const double rest = sp.dense - full_buckets * bucket_elements;
+  const double all_reduce = full_buckets * collective_(Collective::allreduce, bucket_elements * element, placement_.dp) +
+                            collective_(Collective::allreduce, rest * element, placement_.dp) +
+                            collective_(Collective::allreduce, sp.expert * element, placement_.edp);
+  const double tensors = static_cast<double>(sp.layers) * weight_tensors_per_layer(*in_->memory.model) + 2;
+  // In place division (a read and a write), the flattening copy, and the owned slices copied back.
+  const double owned = params / static_cast<double>(layout_.dp);
+  d.deepspeed.bucket_copy_s = memory_bound_s(mc, 2 * element * params, tensors);
+  d.deepspeed.reduction_s = all_reduce + memory_bound_s(mc, 4 * element * params + 2 * element * owned, 3 * buckets);
+  d.deepspeed.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
+}
+
+void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant, StageTime& st,
+                                            StepTotals& totals) const {
+  const DpCollectives& dpc = dp_collectives(i, 1);
+  const auto& ds = dpc.deepspeed;
+  double pass = ds.bucket_copy_s + ds.reduction_s;
+  if (dp_overlap_) {
+    const double last = ds.last_bucket_share * ds.reduction_s;
+    pass = ds.bucket_copy_s + last +
+           overlapped(job_->perf.overlap_slowdown, ds.reduction_s - last, st.backward + st.recompute);
+  }
+  const double passes = variant.zero == 2 ? microbatches_ : 1.0;
+  const double exposed = passes * pass + dpc.gather_s;
+  // Stage i finishes its last backward about i backward passes before stage 0 does.
+  totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
+}
+
+}  // namespace gpuplan::perf

@@ -1,0 +1,91 @@
+// DeepSpeed's gradient reduction below ZeRO-3 (deepspeed/runtime/zero/stage_1_and_2.py with zero/config.py's
+// defaults): each gradient is copied into a bucket of reduce_bucket_size (5e8) elements, the bucket is divided in
+// place, flattened again and all-reduced over the data-parallel ranks (use_multi_rank_bucket_allreduce), and each
+// rank copies back the slices it owns. ZeRO-2 does it in every microbatch's backward, ZeRO-1 once per step. The
+// expected times are derived here from the exact parameter count, the H100's HBM bandwidth, the published
+// constants and the collective model's all-reduce, not taken from the step's output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "gpuplan/comm.hpp"
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/host.hpp"
+#include "gpuplan/model_io.hpp"
+
+namespace gpuplan {
+namespace {
+
+// Llama-2-7B: 6,738,415,616 parameters (the Hugging Face checkpoint's count), 32 layers of 2 norms, 4 attention
+// projections and 3 MLP matrices, plus the embedding and the output layer: 290 weight tensors.
+constexpr double kParams = 6'738'415'616.0, kTensors = 32 * 9 + 2;
+constexpr double kBucket = 5e8, kBf16 = 2, kDp = 8;
+// H100 SXM: 3.35 TB/s HBM3 (datasheet); data/perf.json defaults: memory_bound_efficiency 0.8, 5 us per kernel.
+constexpr double kHbmBps = 3.35e12 * 0.8, kKernelS = 5e-6;
+
+EstimateInputs llama_7b(int zero, std::int64_t microbatches) {
+  EstimateInputs in;
+  in.memory.model = model_from_catalog("llama-2-7b");
+  in.memory.training.seq_len = 4096;
+  in.memory.training.global_batch = 8 * microbatches;
+  in.memory.layout.gpus = 8;
+  in.memory.layout.framework = Framework::deepspeed;
+  in.memory.layout.impl = Impl::hf;
+  in.memory.layout.zero = zero;
+  in.memory.overheads = default_overheads();
+  const Cluster c = make_cluster("dgx-h100", 1);
+  in.gpu = c.gpu;
+  in.memory.capacity_bytes = c.gpu.usable_memory_bytes;
+  in.fabric = fabric_from_cluster(c);
+  in.time.dp_overlap = false;   // zero_optimization.overlap_comm's default below ZeRO-3
+  return in;
+}
+
+double dp_comm(const EstimateInputs& in) {
+  for (const auto& [name, seconds] : estimate_step(in).breakdown)
+    if (name == "dp_comm") return seconds;
+  ADD_FAILURE() << "no dp_comm term";
+  return 0;
+}
+
+// What the reduction stream runs per reduction (the compute stream without overlap_comm): the all-reduces of 13
+// full buckets and of the rest, the in-place division, the flattening copy and the owned slices copied back.
+double reduction_s(const EstimateInputs& in) {
+  const RankPlacement placement = place_ranks(resolve_layout(in.memory), 8, parse_order("tp-cp-ep-dp-pp"));
+  const double call_s = perf_constants(in.gpu).collective_call_s;
+  auto all_reduce = [&](double elements) {
+    return call_s + collective_time_s(in.fabric, Collective::allreduce, elements * kBf16, placement.dp);
+  };
+  const double full_buckets = std::floor(kParams / kBucket);
+  const double reduce = full_buckets * all_reduce(kBucket) + all_reduce(kParams - full_buckets * kBucket);
+  const double buckets = std::ceil(kParams / kBucket);
+  return reduce + (4 * kBf16 * kParams + 2 * kBf16 * kParams / kDp) / kHbmBps + 3 * buckets * kKernelS;
+}
+
+// The copies of the gradients into the buckets, on the compute stream.
+constexpr double kIntoBucketsS = 2 * kBf16 * kParams / kHbmBps + kTensors * kKernelS;
+
+}  // namespace
+
+// Without overlap_comm everything runs on the compute stream: ZeRO-2 pays a reduction per microbatch, ZeRO-1 one
+// per step, so four microbatches differ by three reductions.
+TEST(DeepSpeedDataParallel, ZeroTwoReducesEveryMicrobatchWithAllReduces) {
+  const EstimateInputs zero2 = llama_7b(2, 4), zero1 = llama_7b(1, 4);
+  const double expected = 3 * (reduction_s(zero2) + kIntoBucketsS);
+  EXPECT_NEAR(dp_comm(zero2) - dp_comm(zero1), expected, 1e-6 * expected);
+}
+
+// With overlap_comm the bucket copies stay on the compute stream and the last bucket's reduction waits; the rest
+// hides behind the backward (far longer here) and slows it by overlap_slowdown of its time.
+TEST(DeepSpeedDataParallel, OverlapCommHidesAllButTheLastBucket) {
+  const EstimateInputs plain = llama_7b(2, 4);
+  EstimateInputs overlapped = plain;
+  overlapped.time.dp_overlap = true;
+  const double hidden_share = 1 - kBucket / kParams;
+  const double slowdown = perf_constants(plain.gpu).overlap_slowdown;
+  const double expected = 4 * reduction_s(plain) * hidden_share * (1 - slowdown);
+  EXPECT_NEAR(dp_comm(plain) - dp_comm(overlapped), expected, 1e-6 * expected);
+}
+
+}  // namespace gpuplan
