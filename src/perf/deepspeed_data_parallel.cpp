@@ -31,7 +31,7 @@ double weight_tensors_per_layer(const ModelConfig& m) {
 
 }  // namespace
 
-void StepModel::deepspeed_reduction(const memory::StageParams& sp, DpCollectives& d) const {
+void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& out) const {
   const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
   const double element = weight_bytes_;
   const double params = sp.dense + sp.expert;
@@ -46,15 +46,15 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, DpCollectives
   const double tensors = static_cast<double>(sp.layers) * weight_tensors_per_layer(*in_->memory.model) + 2;
   // In place division (a read and a write), the flattening copy, and the owned slices copied back.
   const double owned = params / static_cast<double>(layout_.dp);
-  d.deepspeed.bucket_copy_s = memory_bound_s(mc, 2 * element * params, tensors);
-  d.deepspeed.reduction_s = all_reduce + memory_bound_s(mc, 4 * element * params + 2 * element * owned, 3 * buckets);
-  d.deepspeed.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
+  out.bucket_copy_s = memory_bound_s(mc, 2 * element * params, tensors);
+  out.reduction_s = all_reduce + memory_bound_s(mc, 4 * element * params + 2 * element * owned, 3 * buckets);
+  out.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
 }
 
 void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant, StageTime& st,
                                             StepTotals& totals) const {
   const DpCollectives& dpc = dp_collectives(i, 1);
-  const auto& ds = dpc.deepspeed;
+  const FrameworkDp& ds = framework_dp(i);
   double pass = ds.bucket_copy_s + ds.reduction_s;
   if (dp_overlap_) {
     const double last = ds.last_bucket_share * ds.reduction_s;

@@ -125,6 +125,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   expert_data_parallel_ =
       std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / static_cast<double>(l.ep) * (s.tp / etp));
   price_stages(s, costs);
+  if (l.framework == Framework::torchtitan || l.framework == Framework::deepspeed) framework_dp_.resize(stages_.size());
 }
 
 StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo) {
@@ -306,12 +307,21 @@ double StepModel::sp_grad_sync_s(const MicrobatchShape& s) {
 //   before the reduce-scatter stream waits for it.
 // One kernel per FSDP unit (a transformer block) each. The copy into the all-gather buffer reads only the rank's
 // shard, on a stream of its own, and is not priced.
-void StepModel::fsdp2_copies(const memory::StageParams& sp, DpCollectives& d) const {
+void StepModel::fsdp2_copies(const memory::StageParams& sp, FrameworkDp& out) const {
   const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
   const double params = sp.dense + sp.expert;
   const double units = std::max<double>(1, static_cast<double>(sp.layers));
-  d.gather_copy_s = memory_bound_s(mc, 2 * weight_bytes_ * params, units);
-  d.reduce_copy_s = memory_bound_s(mc, (weight_bytes_ + gradient_bytes_) * params, units);
+  out.gather_copy_s = memory_bound_s(mc, 2 * weight_bytes_ * params, units);
+  out.reduce_copy_s = memory_bound_s(mc, (weight_bytes_ + gradient_bytes_) * params, units);
+}
+
+const StepModel::FrameworkDp& StepModel::framework_dp(std::size_t i) const {
+  FrameworkDp& f = framework_dp_.at(i);
+  if (f.priced) return f;
+  if (layout_.framework == Framework::torchtitan) fsdp2_copies(stages_[i], f);
+  if (layout_.framework == Framework::deepspeed) deepspeed_reduction(stages_[i], f);
+  f.priced = true;
+  return f;
 }
 
 double StepModel::bucket_time(Collective c, double bytes, double& full) const {
@@ -345,8 +355,6 @@ const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int fam
                  coll(Collective::allgather, sp.expert * weight_bytes_, placement_.edp);
     d.reduce_bucket_s = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket_s_[1]);
     d.gather_bucket_s = bucket_time(Collective::allgather, w_dense, full_gather_bucket_s_);
-    if (layout_.framework == Framework::torchtitan) fsdp2_copies(sp, d);
-    if (layout_.framework == Framework::deepspeed) deepspeed_reduction(sp, d);
   }
   d.priced = true;
   return d;

@@ -87,14 +87,17 @@ class StepModel {
   struct DpCollectives {
     bool priced = false;
     double reduce_s = 0, reduce_bucket_s = 0, gather_s = 0, gather_bucket_s = 0;
-    // FSDP2's copies out of each all-gather's buffer and into each reduce-scatter's, on the compute stream (0
-    // for other frameworks; step_model.cpp fsdp2_copies).
+  };
+  // What a framework adds around its data-parallel collectives, per stage and priced on first use; none for
+  // Megatron-LM and NeMo (framework_dp_ stays empty).
+  struct FrameworkDp {
+    bool priced = false;
+    // torchtitan: FSDP2's copies out of each all-gather's buffer and into each reduce-scatter's, on the compute
+    // stream (step_model.cpp fsdp2_copies).
     double gather_copy_s = 0, reduce_copy_s = 0;
-    // DeepSpeed's reduction below ZeRO-3 (deepspeed_data_parallel.cpp): the gradients' copies into the buckets
-    // (compute stream), what the reduction stream then runs (copies and all-reduces), the last bucket's share.
-    struct {
-      double bucket_copy_s = 0, reduction_s = 0, last_bucket_share = 1;
-    } deepspeed;
+    // DeepSpeed below ZeRO-3 (deepspeed_data_parallel.cpp): the gradients' copies into the buckets (compute
+    // stream), what the reduction stream then runs (copies and all-reduces), the last bucket's share of it.
+    double bucket_copy_s = 0, reduction_s = 0, last_bucket_share = 1;
   };
   // One stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
   struct StageBase {
@@ -133,8 +136,9 @@ class StepModel {
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   double sp_grad_sync_s(const MicrobatchShape& s);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
-  void fsdp2_copies(const memory::StageParams& sp, DpCollectives& d) const;
-  void deepspeed_reduction(const memory::StageParams& sp, DpCollectives& d) const;
+  const FrameworkDp& framework_dp(std::size_t stage) const;
+  void fsdp2_copies(const memory::StageParams& sp, FrameworkDp& out) const;
+  void deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& out) const;
   void add_deepspeed_data_parallel(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
   // A full gradient bucket's reduction and weight gather cost the same on every stage (-1: not priced yet).
   double bucket_time(Collective c, double bytes, double& full) const;
@@ -156,6 +160,7 @@ class StepModel {
   Layout layout_;
   RankPlacement placement_;
   std::vector<memory::StageParams> stages_;
+  mutable std::vector<FrameworkDp> framework_dp_;   // per stage, under torchtitan and DeepSpeed
   double peak_tflops_ = 0, hbm_Bps_ = 0;
   // One microbatch, one layer, forward (the backward is derived per stage).
   double dense_layer_forward_s_ = 0, moe_layer_forward_s_ = 0, attention_core_forward_s_ = 0;

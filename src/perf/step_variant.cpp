@@ -71,7 +71,7 @@ double StepModel::row_parallel_sm_margin_s(double layers, double moe_layers) con
 // Local gradients: dense over the data x context group, experts over the expert-data group.
 void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTime& st, StepTotals& totals) const {
   const int zero = variant.zero;
-  if (variant.framework == Framework::deepspeed && (zero == 1 || zero == 2))
+  if (layout_.framework == Framework::deepspeed && (zero == 1 || zero == 2))
     return add_deepspeed_data_parallel(i, variant, st, totals);
   const double slowdown = job_->perf.overlap_slowdown;
   const DpCollectives& dpc = dp_collectives(i, zero == 0 ? 0 : 1);
@@ -85,11 +85,17 @@ void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTim
     const double layers = stage_base_[i].layers;
     const double first = layers > 0 ? dpc.gather_s / layers : dpc.gather_s;
     st.zero3 = 2 * first + overlapped(slowdown, dpc.gather_s - first, st.forward) +
-               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s, st.backward + st.recompute) +
-               2 * dpc.gather_copy_s + dpc.reduce_copy_s;
+               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s, st.backward + st.recompute);
+    if (layout_.framework == Framework::torchtitan) {
+      const FrameworkDp& fsdp2 = framework_dp(i);
+      st.zero3 += 2 * fsdp2.gather_copy_s + fsdp2.reduce_copy_s;
+    }
   } else {
-    // Once per step, as the collectives are priced here; spread over the microbatches like the other terms.
-    st.zero3 = (dpc.gather_copy_s + dpc.reduce_copy_s) / microbatches_;
+    if (layout_.framework == Framework::torchtitan) {
+      // Once per step, as the collectives are priced here; spread over the microbatches like the other terms.
+      const FrameworkDp& fsdp2 = framework_dp(i);
+      st.zero3 = (fsdp2.gather_copy_s + fsdp2.reduce_copy_s) / microbatches_;
+    }
     reduce = dpc.reduce_s;
     reduce_bucket = dpc.reduce_bucket_s;
     gather = dpc.gather_s;
