@@ -15,7 +15,7 @@
 #include "gpuplan/model_io.hpp"
 
 namespace gpuplan {
-namespace {
+namespace deepspeed_data_parallel_test {
 
 // Llama-2-7B: 6,738,415,616 parameters (the Hugging Face checkpoint's count), 32 layers of 2 norms, 4 attention
 // projections and 3 MLP matrices, plus the embedding and the output layer: 290 weight tensors.
@@ -66,8 +66,6 @@ double reduction_s(const EstimateInputs& in) {
 // The copies of the gradients into the buckets, on the compute stream.
 constexpr double kIntoBucketsS = 2 * kBf16 * kParams / kHbmBps + kTensors * kKernelS;
 
-}  // namespace
-
 // Without overlap_comm everything runs on the compute stream: ZeRO-2 pays a reduction per microbatch, ZeRO-1 one
 // per step, so four microbatches differ by three reductions.
 TEST(DeepSpeedDataParallel, ZeroTwoReducesEveryMicrobatchWithAllReduces) {
@@ -88,4 +86,5 @@ TEST(DeepSpeedDataParallel, OverlapCommHidesAllButTheLastBucket) {
   EXPECT_NEAR(dp_comm(plain) - dp_comm(overlapped), expected, 1e-6 * expected);
 }
 
+}  // namespace deepspeed_data_parallel_test
 }  // namespace gpuplan

@@ -10,10 +10,11 @@
 #include <string>
 
 #include "gpuplan/api.hpp"
+#include "test_support.hpp"
 
 namespace api = gpuplan::api;
 
-namespace {
+namespace fsdp2_copies_test {
 
 // Llama-3.1-8B: 8,030,261,248 parameters (the Hugging Face checkpoint's count), 32 blocks.
 constexpr double kParams = 8'030'261'248.0, kBlocks = 32;
@@ -34,14 +35,7 @@ api::EstimateRequest llama_8b(const std::string& framework, std::int64_t microba
   return r;
 }
 
-double term(const api::EstimateResult& r, const std::string& name) {
-  for (const auto& [term_name, seconds] : r.time.breakdown)
-    if (term_name == name) return seconds;
-  ADD_FAILURE() << "no term " << name;
-  return 0;
-}
-
-}  // namespace
+using gpuplan::test::time_term;
 
 // The same ZeRO-3 job on the same modules under DeepSpeed and under torchtitan: its collectives cost the same, and
 // torchtitan adds FSDP2's copies, twice a gather (forward and backward) and once a reduce-scatter per microbatch.
@@ -49,8 +43,8 @@ TEST(Fsdp2Copies, EveryGatherAndReduceScatterCopiesOnTheComputeStream) {
   const double copy_out = 2 * 2 * kParams / kHbmBps + kBlocks * kKernelS;    // bf16 read, bf16 write
   const double copy_in = (2 + 4) * kParams / kHbmBps + kBlocks * kKernelS;   // bf16 read, fp32 write
   for (const std::int64_t microbatches : {1, 4}) {
-    const double torchtitan = term(api::run(llama_8b("torchtitan", microbatches)), "zero3_comm");
-    const double deepspeed = term(api::run(llama_8b("deepspeed", microbatches)), "zero3_comm");
+    const double torchtitan = time_term(api::run(llama_8b("torchtitan", microbatches)), "zero3_comm");
+    const double deepspeed = time_term(api::run(llama_8b("deepspeed", microbatches)), "zero3_comm");
     const double expected = static_cast<double>(microbatches) * (2 * copy_out + copy_in);
     EXPECT_NEAR(torchtitan - deepspeed, expected, 1e-6 * expected) << microbatches << " microbatches";
   }
@@ -62,6 +56,8 @@ TEST(Fsdp2Copies, ZeroTwoCopiesOncePerStep) {
   api::EstimateRequest torchtitan = llama_8b("torchtitan", 4), deepspeed = llama_8b("deepspeed", 4);
   torchtitan.layout.zero = deepspeed.layout.zero = 2;
   const double copies = (2 * 2 + 2 + 4) * kParams / kHbmBps + 2 * kBlocks * kKernelS;
-  const double difference = term(api::run(torchtitan), "zero3_comm") - term(api::run(deepspeed), "zero3_comm");
-  EXPECT_NEAR(difference, copies, 1e-6 * copies);
+  const double torchtitan_s = time_term(api::run(torchtitan), "zero3_comm");
+  EXPECT_NEAR(torchtitan_s - time_term(api::run(deepspeed), "zero3_comm"), copies, 1e-6 * copies);
 }
+
+}  // namespace fsdp2_copies_test

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuplan/api.hpp"
 #include "gpuplan/comm.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
@@ -26,6 +27,14 @@ std::string error_of(const Action& action) {
     return error.what();
   }
   return "";
+}
+
+// The seconds of one term of an estimate's step-time breakdown; a missing term fails the test.
+inline double time_term(const api::EstimateResult& result, std::string_view name) {
+  for (const auto& [term_name, seconds] : result.time.breakdown)
+    if (term_name == name) return seconds;
+  ADD_FAILURE() << "no term " << name;
+  return 0;
 }
 
 // `value` rounded to `digits` significant digits, the precision of a published figure such as "671B".

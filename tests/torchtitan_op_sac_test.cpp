@@ -10,8 +10,10 @@
 #include <string>
 
 #include "gpuplan/api.hpp"
+#include "test_support.hpp"
 
 namespace api = gpuplan::api;
+using gpuplan::test::time_term;
 
 namespace {
 
@@ -34,13 +36,6 @@ api::EstimateRequest llama_8b(const std::string& recompute, std::int64_t tp) {
 }
 
 double activations(const api::EstimateResult& r) { return static_cast<double>(*r.memory.per_gpu.activations); }
-
-double term(const api::EstimateResult& r, const std::string& name) {
-  for (const auto& [term_name, seconds] : r.time.breakdown)
-    if (term_name == name) return seconds;
-  ADD_FAILURE() << "no term " << name;
-  return 0;
-}
 
 }  // namespace
 
@@ -65,9 +60,9 @@ TEST(TorchtitanOpSac, RecomputesEverySecondMm) {
   // wk, wo and w3 run again: no faster than their FLOPs at the H100's dense bf16 peak (989.4 TFLOP/s).
   const double recomputed_flops_per_token = 2 * (kHidden * kKv + kHidden * kHidden + kHidden * kFfn);
   const double tokens_per_gpu = kSeq;   // one sequence per GPU
-  EXPECT_GT(term(selective, "recompute"), kLayers * recomputed_flops_per_token * tokens_per_gpu / 989.4e12);
+  EXPECT_GT(time_term(selective, "recompute"), kLayers * recomputed_flops_per_token * tokens_per_gpu / 989.4e12);
   // ... and less than the whole layer's forward that full recomputation runs.
-  EXPECT_LT(term(selective, "recompute"), term(api::run(llama_8b("full", 1)), "recompute"));
+  EXPECT_LT(time_term(selective, "recompute"), time_term(api::run(llama_8b("full", 1)), "recompute"));
   // The hardware FLOPs count them, and the attention kernel's not at all.
   const double tokens_per_step = 8 * kSeq;
   const double hardware_minus_model = (selective.throughput.hardware_tflops_per_gpu -

@@ -40,9 +40,10 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   // The all-reduce of every full bucket and of the rest.
   const double full_buckets = std::floor(sp.dense / bucket_elements);
   const double rest = sp.dense - full_buckets * bucket_elements;
-  const double all_reduce = full_buckets * collective_(Collective::allreduce, bucket_elements * element, placement_.dp) +
-                            collective_(Collective::allreduce, rest * element, placement_.dp) +
-                            collective_(Collective::allreduce, sp.expert * element, placement_.edp);
+  const double full_bucket_s = collective_(Collective::allreduce, bucket_elements * element, placement_.dp);
+  const double rest_s = collective_(Collective::allreduce, rest * element, placement_.dp);
+  const double all_reduce =
+      full_buckets * full_bucket_s + rest_s + collective_(Collective::allreduce, sp.expert * element, placement_.edp);
   const double tensors = static_cast<double>(sp.layers) * weight_tensors_per_layer(*in_->memory.model) + 2;
   // In place division (a read and a write), the flattening copy, and the owned slices copied back.
   const double owned = params / static_cast<double>(layout_.dp);

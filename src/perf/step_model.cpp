@@ -125,7 +125,8 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   expert_data_parallel_ =
       std::max(1.0, static_cast<double>(l.dp) * static_cast<double>(l.cp) / static_cast<double>(l.ep) * (s.tp / etp));
   price_stages(s, costs);
-  if (l.framework == Framework::torchtitan || l.framework == Framework::deepspeed) framework_dp_.resize(stages_.size());
+  if (l.framework == Framework::torchtitan || l.framework == Framework::deepspeed)
+    framework_dp_.resize(stages_.size());
 }
 
 StepModel::LayerCosts StepModel::price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo) {
