@@ -26,6 +26,9 @@ namespace gpuplan {
 
 namespace {
 
+using detail::gpu_count;
+using detail::rank_of;
+
 // Catalog links used when the GPU is unknown (docs/topology.md): NVLink at NCCL's model rate of an NVLink 3 link
 // (NCCL's SM70/SM80 figure), PCIe 4.0 x16, and a 100 Gb/s class NIC (NCCL's own default is of that class).
 constexpr std::string_view kUnknownNvlink = "nvlink3";
@@ -39,8 +42,6 @@ constexpr long kCliqueSearchBudget = 200000;
 using Adjacency = std::vector<std::vector<bool>>;
 
 bool is_fast(PathType type) { return type == PathType::nvlink || type == PathType::xgmi; }
-
-int gpu_count(const TopologyReport& rep) { return static_cast<int>(rep.topology.gpus.size()); }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Largest clique of the fast-link graph (the all-to-all groups)
@@ -457,8 +458,6 @@ double fastest_pair(const TopologyReport& rep) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Stage 4: GPU-NIC pairing and network speed
-
-int rank_of(const std::string& code) { return path_rank(classify_code(code).type); }
 
 // Per NIC, the GPUs at its best distance when that path is near (is_near_nic_path); none for a NIC that reaches
 // every GPU only across the CPU (storage, management, or every NIC of a Grace tray).

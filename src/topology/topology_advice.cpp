@@ -18,11 +18,17 @@ int pow2_floor(int x) {
   return p;
 }
 
+int gpu_count(const TopologyReport& report) { return static_cast<int>(report.topology.gpus.size()); }
+
+int rank_of(const std::string& code) { return path_rank(classify_code(code).type); }
+
 }  // namespace detail
 
 namespace {
 
+using detail::gpu_count;
 using detail::pow2_floor;
+using detail::rank_of;
 using detail::TopologyAdvice;
 
 // Pairs of domains (or PCIe islands) listed at most: a large node would otherwise print hundreds of lines.
@@ -32,10 +38,6 @@ constexpr int kMaxPairWarnings = 12;
 constexpr std::size_t kMaxRingSearchGpus = 16;
 
 std::string format_GBps(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
-
-int gpu_count(const TopologyReport& rep) { return static_cast<int>(rep.topology.gpus.size()); }
-
-int rank_of(const std::string& code) { return path_rank(classify_code(code).type); }
 
 std::string fast_link_name(const TopologyReport& rep) { return rep.has_xgmi ? "xGMI" : "NVLink"; }
 

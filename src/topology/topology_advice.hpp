@@ -19,4 +19,10 @@ TopologyAdvice topology_advice(const TopologyReport& report);
 // Largest power of two <= x, and 1 below 2: the tensor-parallel size a group of x GPUs can hold.
 int pow2_floor(int x);
 
+// GPUs of the report's node.
+int gpu_count(const TopologyReport& report);
+
+// How near a path of `nvidia-smi topo -m` code (NV12, PIX, SYS, ...) is: path_rank of its classified type.
+int rank_of(const std::string& code);
+
 }  // namespace gpuplan::detail
