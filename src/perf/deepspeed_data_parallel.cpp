@@ -32,7 +32,7 @@ double weight_tensors_per_layer(const ModelConfig& m) {
 }  // namespace
 
 void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& out) const {
-  const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
+  const Machine mc = machine();
   const double element = weight_bytes_;
   const double params = sp.dense + sp.expert;
   const double bucket_elements = job_->perf.deepspeed_reduce_bucket_elements;

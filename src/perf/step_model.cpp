@@ -285,7 +285,7 @@ double StepModel::sp_grad_sync_s(const MicrobatchShape& s) {
   const double dense = static_cast<double>(counts.dense_layer.norms + counts.dense_layer.router) + duplicated +
                        (m.mlp_bias ? s.hidden : 0);
   const double moe = static_cast<double>(counts.moe_layer.norms + counts.moe_layer.router) + duplicated;
-  const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
+  const Machine mc = machine();
   double slowest = 0;
   for (const memory::StageParams& sp : stages_) {
     const double moe_layers = static_cast<double>(sp.moe_layers);
@@ -309,7 +309,7 @@ double StepModel::sp_grad_sync_s(const MicrobatchShape& s) {
 // One kernel per FSDP unit (a transformer block) each. The copy into the all-gather buffer reads only the rank's
 // shard, on a stream of its own, and is not priced.
 void StepModel::fsdp2_copies(const memory::StageParams& sp, FrameworkDp& out) const {
-  const Machine mc{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf};
+  const Machine mc = machine();
   const double params = sp.dense + sp.expert;
   const double units = std::max<double>(1, static_cast<double>(sp.layers));
   out.gather_copy_s = memory_bound_s(mc, 2 * weight_bytes_ * params, units);

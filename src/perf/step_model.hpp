@@ -136,6 +136,8 @@ class StepModel {
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   double sp_grad_sync_s(const MicrobatchShape& s);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
+  // The GPU as the per-stage terms price memory-bound work on it: the training dtype's peak, HBM, the constants.
+  Machine machine() const { return Machine{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf}; }
   const FrameworkDp& framework_dp(std::size_t stage) const;
   void fsdp2_copies(const memory::StageParams& sp, FrameworkDp& out) const;
   void deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& out) const;

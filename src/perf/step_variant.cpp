@@ -121,10 +121,7 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
   const double shard = sp.dense / (zero >= 1 ? dp * static_cast<double>(layout_.cp) : 1.0) +
                        sp.expert / (zero >= 1 ? expert_data_parallel_ : 1.0);
   if (variant.offload == Offload::none) {
-    Machine mc;
-    mc.peak_flops = peak_tflops_ * 1e12;
-    mc.hbm_Bps = hbm_Bps_;
-    mc.constants = &perf;
+    const Machine mc = machine();
     // Zeroing the gradients for the next step writes every gradient the rank holds, not only its shard below ZeRO-2:
     // Megatron-LM's zero_grad_buffer zeroes the whole local grad_data (megatron/core/distributed/
     // param_and_grad_buffer.py, reset()), and the distributed optimizer leaves that buffer unsharded.
