@@ -20,7 +20,7 @@ namespace deepspeed_data_parallel_test {
 // Llama-2-7B: 6,738,415,616 parameters (the Hugging Face checkpoint's count), 32 layers of 2 norms, 4 attention
 // projections and 3 MLP matrices, plus the embedding and the output layer: 290 weight tensors.
 constexpr double kParams = 6'738'415'616.0, kTensors = 32 * 9 + 2;
-constexpr double kBucket = 5e8, kBf16 = 2, kDp = 8;
+constexpr double kDefaultBucket = 5e8, kBf16 = 2, kDp = 8;   // zero/config.py: reduce_bucket_size 5e8
 // H100 SXM: 3.35 TB/s HBM3 (datasheet); data/perf.json defaults: memory_bound_efficiency 0.8, 5 us per kernel.
 constexpr double kHbmBps = 3.35e12 * 0.8, kKernelS = 5e-6;
 
@@ -49,17 +49,18 @@ double dp_comm(const EstimateInputs& in) {
   return 0;
 }
 
-// What the reduction stream runs per reduction (the compute stream without overlap_comm): the all-reduces of 13
-// full buckets and of the rest, the in-place division, the flattening copy and the owned slices copied back.
-double reduction_s(const EstimateInputs& in) {
+// What the reduction stream runs per reduction (the compute stream without overlap_comm): the all-reduces of the
+// full buckets (13 of the default 5e8 elements) and of the rest, the in-place division, the flattening copy and the
+// owned slices copied back.
+double reduction_s(const EstimateInputs& in, double bucket = kDefaultBucket) {
   const RankPlacement placement = place_ranks(resolve_layout(in.memory), 8, parse_order("tp-cp-ep-dp-pp"));
   const double call_s = perf_constants(in.gpu).collective_call_s;
   auto all_reduce = [&](double elements) {
     return call_s + collective_time_s(in.fabric, Collective::allreduce, elements * kBf16, placement.dp);
   };
-  const double full_buckets = std::floor(kParams / kBucket);
-  const double reduce = full_buckets * all_reduce(kBucket) + all_reduce(kParams - full_buckets * kBucket);
-  const double buckets = std::ceil(kParams / kBucket);
+  const double full_buckets = std::floor(kParams / bucket);
+  const double reduce = full_buckets * all_reduce(bucket) + all_reduce(kParams - full_buckets * bucket);
+  const double buckets = std::ceil(kParams / bucket);
   return reduce + (4 * kBf16 * kParams + 2 * kBf16 * kParams / kDp) / kHbmBps + 3 * buckets * kKernelS;
 }
 
@@ -80,10 +81,22 @@ TEST(DeepSpeedDataParallel, OverlapCommHidesAllButTheLastBucket) {
   const EstimateInputs plain = llama_7b(2, 4);
   EstimateInputs overlapped = plain;
   overlapped.time.dp_overlap = true;
-  const double hidden_share = 1 - kBucket / kParams;
+  const double hidden_share = 1 - kDefaultBucket / kParams;
   const double slowdown = perf_constants(plain.gpu).overlap_slowdown;
   const double expected = 4 * reduction_s(plain) * hidden_share * (1 - slowdown);
   EXPECT_NEAR(dp_comm(plain) - dp_comm(overlapped), expected, 1e-6 * expected);
+}
+
+// A ds_config's reduce_bucket_size replaces the default: the Megatron-GPT2 example's 7e6 elements
+// (tests/data/frameworks/deepspeed/megatron_gpt2_ds_config_func_bs8_zero2_offload.json) cut 6,738,415,616
+// parameters into 963 buckets, each all-reduced and divided with kernels of its own.
+TEST(DeepSpeedDataParallel, TheConfiguredBucketSizeSetsTheBuckets) {
+  constexpr double kConfigBucket = 7e6;
+  EstimateInputs zero2 = llama_7b(2, 4), zero1 = llama_7b(1, 4);
+  zero2.memory.overheads.zero_reduce_bucket_elements = kConfigBucket;
+  zero1.memory.overheads.zero_reduce_bucket_elements = kConfigBucket;
+  const double expected = 3 * (reduction_s(zero2, kConfigBucket) + kIntoBucketsS);
+  EXPECT_NEAR(dp_comm(zero2) - dp_comm(zero1), expected, 1e-6 * expected);
 }
 
 }  // namespace deepspeed_data_parallel_test

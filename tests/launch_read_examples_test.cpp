@@ -170,12 +170,18 @@ TEST(DeepSpeedExamples, EachConfigGivesItsBatchStageOffloadAndPrecision) {
   EXPECT_EQ(text(sdma.training, "precision"), "bf16");
   EXPECT_EQ(text(sdma.training, "optimizer"), "adamw");
   EXPECT_FALSE(sdma.timing.contains("no_dp_overlap"));   // overlap_comm true
+  EXPECT_EQ(get(sdma.training, "reduce_bucket_size"), 50'000'000);   // written 5e7
+  EXPECT_EQ(get(sdma.training, "allgather_bucket_size"), 50'000'000);
+  EXPECT_EQ(get(sdma.training, "stage3_prefetch_bucket_size"), 50'000'000);
+  EXPECT_EQ(get(sdma.training, "stage3_max_live_parameters"), 1'000'000'000);
   const LaunchConfig gpt2 = read_example("deepspeed/megatron_gpt2_ds_config_func_bs8_zero2_offload.json");
   EXPECT_EQ(get(gpt2.training, "global_batch"), 8);
   EXPECT_EQ(get(gpt2.layout, "zero"), 2);
   EXPECT_EQ(text(gpt2.layout, "offload"), "optimizer");   // the deprecated cpu_offload: true
   EXPECT_EQ(text(gpt2.training, "precision"), "fp16");
   EXPECT_TRUE(gpt2.timing.at("no_dp_overlap").get<bool>());   // overlap_comm defaults to False below stage 3
+  EXPECT_EQ(get(gpt2.training, "reduce_bucket_size"), 7'000'000);
+  EXPECT_EQ(get(gpt2.training, "allgather_bucket_size"), 7'000'000);
   const LaunchConfig compile = read_example("deepspeed/torch_compile_ds_config_z3.json");
   EXPECT_EQ(get(compile.layout, "zero"), 3);
   EXPECT_TRUE(compile.timing.at("no_dp_overlap").get<bool>());   // overlap_comm false
@@ -186,6 +192,21 @@ TEST(DeepSpeedExamples, EachConfigGivesItsBatchStageOffloadAndPrecision) {
   const LaunchConfig infinity = read_example("deepspeed/docs_zero_infinity_cpu_offload.json");
   EXPECT_EQ(text(infinity.layout, "offload"), "optimizer+params");
   EXPECT_EQ(text(infinity.layout, "offload_target"), "cpu");
+}
+
+// DeepSpeed accepts the stage3_ keys by their plain names too (populate_by_name in zero/config.py); a size that is
+// not a whole number is an error, as DeepSpeed's int fields reject it; 0, which DeepSpeed allows, keeps the default.
+TEST(DeepSpeedExamples, BucketSizesUnderEitherNameAndBadOnesReported) {
+  const LaunchConfig plain = read_launch_config(
+      "ds_config.json", R"({"train_batch_size": 8, "zero_optimization": {"stage": 3, "prefetch_bucket_size": 2e7,
+                            "max_live_parameters": 3e8, "reduce_bucket_size": 0}})");
+  EXPECT_EQ(get(plain.training, "stage3_prefetch_bucket_size"), 20'000'000);
+  EXPECT_EQ(get(plain.training, "stage3_max_live_parameters"), 300'000'000);
+  EXPECT_FALSE(plain.training.contains("reduce_bucket_size"));
+  EXPECT_TRUE(mentions(plain.not_understood, "zero_optimization.reduce_bucket_size 0"));
+  const LaunchConfig bad = read_launch_config(
+      "ds_config.json", R"({"train_batch_size": 8, "zero_optimization": {"stage": 2, "allgather_bucket_size": 1.5}})");
+  EXPECT_TRUE(mentions(bad.errors, "zero_optimization.allgather_bucket_size is 1.5")) << ::testing::PrintToString(bad.errors);
 }
 
 TEST(DeepSpeedExamples, FragmentsWithoutABatchAreReported) {

@@ -33,6 +33,8 @@ std::vector<RoundTripCase> cases(const std::string& framework) {
   std::vector<RoundTripCase> out;
   json dense = base("llama-3.1-8b", "dgx-h100", 1, 4096, 64);
   dense.update({{"tp", {2}}, {"pp", {1}}, {"cp", {1}}, {"zero", zero}, {"recompute", {deepspeed ? "none" : "selective"}}});
+  // Buckets other than DeepSpeed's 5e8 elements change the memory and the reduction: the ds_config must carry them.
+  if (deepspeed) dense.update({{"reduce_bucket_size", 2e8}, {"allgather_bucket_size", 2e8}});
   out.push_back({"dense", dense, {{"system", "dgx-h100"}, {"nodes", 1}}});
   const json titan_moe = {{"name_or_path", "deepseek_v3/16B"},
                           {"config", {{"model_type", "deepseek_v2"}, {"hidden_size", 2048}, {"num_hidden_layers", 27},

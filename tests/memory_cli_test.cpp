@@ -114,3 +114,32 @@ TEST(MemoryCli, AnAllocatorFactorGivenIsUsedInsteadOfTheReplay) {
   EXPECT_NEAR(factored, 1.1 * allocated, 1.0);
   EXPECT_LT(replayed, factored);
 }
+
+// DeepSpeed's ZeRO-1/2 keep a reduce bucket and an all-gather bucket of 16-bit elements: reduce_bucket_size and
+// allgather_bucket_size, 5e8 each by default (deepspeed/runtime/zero/config.py). The Megatron-GPT2 example's
+// ds_config sets 7e6 (tests/data/frameworks/deepspeed/megatron_gpt2_ds_config_func_bs8_zero2_offload.json): the two
+// buckets shrink by 2 x (5e8 - 7e6) elements x 2 bytes, whether the sizes come as options or from the file.
+TEST(MemoryCli, DeepSpeedBucketSizesSetTheBucketBytes) {
+  const std::string job = "memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 2 --global-batch 8 --json";
+  const auto comm_bytes = [](const std::string& command) {
+    const auto r = run_cli(command);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return nlohmann::json::parse(r.out).at("per_gpu").at("comm_buffers").get<std::int64_t>();
+  };
+  const std::int64_t defaults = comm_bytes(job);
+  const std::int64_t options = comm_bytes(job + " --reduce-bucket-size 7e6 --allgather-bucket-size 7000000");
+  EXPECT_EQ(defaults - options, 2LL * (500'000'000 - 7'000'000) * 2);
+  const std::string config = std::string(GPUPLAN_TEST_DATA_DIR) +
+                             "/frameworks/deepspeed/megatron_gpt2_ds_config_func_bs8_zero2_offload.json";
+  EXPECT_EQ(comm_bytes(job + " --from " + config), options);
+}
+
+TEST(MemoryCli, DeepSpeedBucketSizesAreRejectedUnderOtherFrameworks) {
+  const auto r = run_cli("memory --model llama-2-7b --gpus 8 --zero 1 --reduce-bucket-size 7e6");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--reduce-bucket-size: 7000000 under framework"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("deepspeed"), std::string::npos) << r.err;
+  const auto zero = run_cli("memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 2 --reduce-bucket-size 0");
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_NE(zero.err.find("--reduce-bucket-size: 0"), std::string::npos) << zero.err;
+}

@@ -71,7 +71,6 @@ struct PerfConstants {
   double cpu_adam_params_per_s = 0;      // CPU optimizer step rate (offload), parameters per second per node
   double dp_bucket_elements = 0;         // gradient bucket in elements (the last one is exposed when overlapped)
   double dp_bucket_elements_per_rank = 0;   // ... at least this many per rank of the data x context group
-  double deepspeed_reduce_bucket_elements = 0;   // DeepSpeed's gradient bucket below ZeRO-3 (reduce_bucket_size)
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)

@@ -120,6 +120,19 @@ void add_framework(FieldList& f, TrainingOptions& t) {
         "norms, activations and RoPE are priced as fused kernels, not eager PyTorch ops; Megatron-Core's are fused "
         "already",
         kFrameworkGroup);
+  constexpr Bounds kElements{.minimum = 1, .maximum = 1e13};
+  f.add(&t.reduce_bucket_size, "reduce_bucket_size", "training.reduce_bucket_size",
+        "DeepSpeed ZeRO-1/2: gradient elements reduced at a time, zero_optimization.reduce_bucket_size (default 5e8)",
+        kFrameworkGroup, kElements);
+  f.add(&t.allgather_bucket_size, "allgather_bucket_size", "training.allgather_bucket_size",
+        "DeepSpeed ZeRO-1/2: weight elements all-gathered at a time after the step, "
+        "zero_optimization.allgather_bucket_size (default 5e8)",
+        kFrameworkGroup, kElements);
+  f.add(&t.stage3_prefetch_bucket_size, "stage3_prefetch_bucket_size", "training.stage3_prefetch_bucket_size",
+        "DeepSpeed ZeRO-3: parameter elements fetched ahead of the module running (default 5e7)", kFrameworkGroup,
+        kElements);
+  f.add(&t.stage3_max_live_parameters, "stage3_max_live_parameters", "training.stage3_max_live_parameters",
+        "DeepSpeed ZeRO-3: most gathered parameter elements kept at once (default 1e9)", kFrameworkGroup, kElements);
 }
 
 void add_launch(FieldList& f, LaunchOptions& l, bool writes) {

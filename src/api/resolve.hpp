@@ -37,6 +37,9 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
                                    const LayoutOptions& layout, const HardwareOptions& hardware,
                                    const HardwareCatalog& catalog);
 TrainingConfig resolve_training(const TrainingOptions& training);
+// DeepSpeed's ZeRO buffer sizes the request gives (a ds_config read by --from, or the options) replace the defaults
+// in `overheads`; under another framework they are an InputError, as that framework has no such setting.
+void apply_zero_buckets(const TrainingOptions& training, Framework framework, Overheads& overheads);
 // Expert parallelism needs experts: an InputError naming `field` when a dense model is given an expert degree
 // other than 1 (a launch file's etp 1 is torchtitan's default), or with `any_value` any degree at all (a plan
 // filter on a degree a dense model does not have would silently filter something else).

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "api/resolve.hpp"
 #include "framework/rules.hpp"
@@ -84,6 +85,23 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
     throw InputError("training.moe_pad_to_capacity", "without moe_capacity_factor",
                      "a capacity factor to pad to (Megatron requires --moe-expert-capacity-factor)");
   return c;
+}
+
+void apply_zero_buckets(const TrainingOptions& t, Framework framework, Overheads& overheads) {
+  const std::pair<const std::optional<double>*, std::string_view> given[] = {
+      {&t.reduce_bucket_size, "training.reduce_bucket_size"},
+      {&t.allgather_bucket_size, "training.allgather_bucket_size"},
+      {&t.stage3_prefetch_bucket_size, "training.stage3_prefetch_bucket_size"},
+      {&t.stage3_max_live_parameters, "training.stage3_max_live_parameters"}};
+  for (const auto& [value, field] : given)
+    if (*value && framework != Framework::deepspeed)
+      throw InputError(std::string(field), fmt::format("{:.0f} under framework '{}'", **value, t.framework),
+                       "framework deepspeed, whose zero_optimization section has this setting");
+  overheads.zero_reduce_bucket_elements = t.reduce_bucket_size.value_or(overheads.zero_reduce_bucket_elements);
+  overheads.zero_allgather_bucket_elements =
+      t.allgather_bucket_size.value_or(overheads.zero_allgather_bucket_elements);
+  overheads.zero3_prefetch_elements = t.stage3_prefetch_bucket_size.value_or(overheads.zero3_prefetch_elements);
+  overheads.zero3_max_live_elements = t.stage3_max_live_parameters.value_or(overheads.zero3_max_live_elements);
 }
 
 namespace {
@@ -239,6 +257,7 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   }
   in.layout.framework = choices::parse(choices::kFramework, training.framework, "training.framework");
   if (!layout.impl) in.layout.impl = default_impl(in.layout.framework);
+  apply_zero_buckets(training, in.layout.framework, in.overheads);
   // torchtitan shards the states with FSDP2 unless told otherwise (data_parallel_shard_degree -1): ZeRO-3 wherever
   // more than one rank shares a replica's states.
   if (!layout.zero && in.layout.framework == Framework::torchtitan) {

@@ -70,6 +70,7 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
   in.base.layout.framework = choices::parse(choices::kFramework, r.training.framework, "training.framework");
   in.base.layout.impl = detail::default_impl(in.base.layout.framework);
   in.base.overheads = default_overheads();
+  detail::apply_zero_buckets(r.training, in.base.layout.framework, in.base.overheads);
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
   if (r.hardware.gpu && r.hardware.gpu_memory)

@@ -25,6 +25,16 @@ ordered_json zero_section(const EmitJob& job) {
   ordered_json zero = {{"stage", l.zero}, {"overlap_comm", job.dp_overlap}, {"contiguous_gradients", true}};
   if (l.offload != Offload::none) zero["offload_optimizer"] = offload_device(job);
   if (l.offload == Offload::optimizer_and_params) zero["offload_param"] = offload_device(job);
+  // Bucket sizes the job was priced with, where they are not DeepSpeed's defaults.
+  const Overheads& given = job.overheads;
+  const Overheads defaults = default_overheads();
+  const auto size = [&zero](const char* key, double value, double fallback) {
+    if (value > 0 && value != fallback) zero[key] = static_cast<std::int64_t>(value);
+  };
+  size("reduce_bucket_size", given.zero_reduce_bucket_elements, defaults.zero_reduce_bucket_elements);
+  size("allgather_bucket_size", given.zero_allgather_bucket_elements, defaults.zero_allgather_bucket_elements);
+  size("stage3_prefetch_bucket_size", given.zero3_prefetch_elements, defaults.zero3_prefetch_elements);
+  size("stage3_max_live_parameters", given.zero3_max_live_elements, defaults.zero3_max_live_elements);
   return zero;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "framework/reading.hpp"
 #include "gpuplan/error.hpp"
@@ -103,7 +104,10 @@ void check_counts(const json& config, LaunchConfig& out) {
       "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization.stage",
       "tensor_parallel.autotp_size", "pipeline.stages", "pipeline.activation_checkpoint_interval",
       "expert_parallel.autoep_size", "expert_parallel.expert_tensor_parallel_size",
-      "activation_checkpointing.number_checkpoints", "sequence_parallel_size"};
+      "activation_checkpointing.number_checkpoints", "sequence_parallel_size", "zero_optimization.reduce_bucket_size",
+      "zero_optimization.allgather_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+      "zero_optimization.prefetch_bucket_size", "zero_optimization.stage3_max_live_parameters",
+      "zero_optimization.max_live_parameters"};
   for (const std::string_view key : kCounts)
     if (const json* v = find(config, key); v != nullptr && !whole_value(*v))
       out.errors.push_back(fmt::format("{} is {}; it must be a whole number", key, v->dump()));
@@ -177,6 +181,31 @@ void read_zero(const json& config, LaunchConfig& out) {
                             : "zero_optimization.overlap_comm unset (off below stage 3, zero/config.py:382-386)");
 }
 
+// The ZeRO buffer sizes the memory and time models use. DeepSpeed accepts the stage3_ keys under their plain names
+// too (populate_by_name, zero/config.py). A size of 0, which DeepSpeed allows, is listed as not understood:
+// gpuplan prices buckets of one element at least.
+void read_zero_buffers(const json& config, LaunchConfig& out) {
+  static constexpr std::array<std::array<std::string_view, 3>, 4> kSizes = {{
+      {"reduce_bucket_size", "reduce_bucket_size", "reduce_bucket_size"},
+      {"allgather_bucket_size", "allgather_bucket_size", "allgather_bucket_size"},
+      {"stage3_prefetch_bucket_size", "prefetch_bucket_size", "stage3_prefetch_bucket_size"},
+      {"stage3_max_live_parameters", "max_live_parameters", "stage3_max_live_parameters"}}};
+  for (const auto& [key, alias, option] : kSizes) {
+    std::string dotted = "zero_optimization." + std::string(key);
+    std::optional<std::int64_t> size = integer(config, dotted);
+    if (!size && alias != key) {
+      dotted = "zero_optimization." + std::string(alias);
+      size = integer(config, dotted);
+    }
+    if (!size) continue;
+    if (*size < 1)
+      out.not_understood.push_back(
+          fmt::format("{} {} (gpuplan prices buckets of 1 element or more; DeepSpeed's default is used)", dotted, *size));
+    else
+      take(out, out.training, option, *size, dotted);
+  }
+}
+
 void read_precision(const json& config, LaunchConfig& out) {
   const bool fp16 = enabled(config, "fp16");
   const bool bf16 = enabled(config, "bf16") || enabled(config, "bfloat16");
@@ -231,6 +260,7 @@ LaunchConfig read_deepspeed_config(std::string_view path, std::string_view text)
   check_counts(config, out);
   read_batch(config, out);
   read_zero(config, out);
+  read_zero_buffers(config, out);
   read_precision(config, out);
   read_parallelism(config, out);
   out.not_understood.push_back("the model and the sequence length: the training script sets them; give --model and "

@@ -227,7 +227,8 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
     const Overheads& o = job_->inputs->overheads;
     comm.add("ZeRO-3 gathered parameters (current module + stage3_prefetch_bucket_size elements)",
              std::min(module + o.zero3_prefetch_elements, o.zero3_max_live_elements) * sb.weights,
-             "DeepSpeed stage3_prefetch_bucket_size and stage3_max_live_parameters defaults (zero/config.py)");
+             "DeepSpeed stage3_prefetch_bucket_size and stage3_max_live_parameters (data/overheads.json defaults from "
+             "zero/config.py, or the request's)");
     comm.add("ZeRO-3 unsharded gradients of one module before reduce-scatter", module * sb.gradients,
              "DeepSpeed stage 3 reduces each module's gradients as its backward ends");
   } else if (gathers) {
@@ -242,9 +243,13 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
       comm.add("DDP gradient buckets (a copy of the gradients; gradient_as_bucket_view=False)",
                params_local * sb.gradients, "PyTorch DistributedDataParallel, pytorch/pytorch#41954");
     } else {
-      const double bucket = std::min(5e8, params_local) * 2.0;
-      comm.add("ZeRO reduce bucket (reduce_bucket_size 5e8)", bucket, "DeepSpeed zero config defaults");
-      comm.add("ZeRO all-gather bucket (allgather_bucket_size 5e8)", bucket, "DeepSpeed zero config defaults");
+      const Overheads& o = job_->inputs->overheads;
+      comm.add("ZeRO reduce bucket (reduce_bucket_size elements)",
+               std::min(o.zero_reduce_bucket_elements, params_local) * 2.0,
+               "DeepSpeed zero_optimization.reduce_bucket_size (data/overheads.json default, or the request's)");
+      comm.add("ZeRO all-gather bucket (allgather_bucket_size elements)",
+               std::min(o.zero_allgather_bucket_elements, params_local) * 2.0,
+               "DeepSpeed zero_optimization.allgather_bucket_size (data/overheads.json default, or the request's)");
     }
   }
   if (v.offload != Offload::none && v.zero < 3 && megatron)

@@ -35,7 +35,7 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   const Machine mc = machine();
   const double element = weight_bytes_;
   const double params = sp.dense + sp.expert;
-  const double bucket_elements = job_->perf.deepspeed_reduce_bucket_elements;
+  const double bucket_elements = in_->memory.overheads.zero_reduce_bucket_elements;
   const double buckets = std::max(1.0, std::ceil(params / bucket_elements));
   // The all-reduce of every full bucket and of the rest.
   const double full_buckets = std::floor(sp.dense / bucket_elements);

@@ -39,7 +39,6 @@ constexpr Field kFields[] = {
     {"cpu_adam_params_per_s", &PerfConstants::cpu_adam_params_per_s, 1.0, 1e15},
     {"dp_bucket_elements", &PerfConstants::dp_bucket_elements, 1.0, 1e13},
     {"dp_bucket_elements_per_rank", &PerfConstants::dp_bucket_elements_per_rank, 0.0, 1e13},
-    {"deepspeed_reduce_bucket_elements", &PerfConstants::deepspeed_reduce_bucket_elements, 1.0, 1e13},
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
     {"tp_overlap_reserved_sms", &PerfConstants::tp_overlap_reserved_sms, 0.0, 1000.0},

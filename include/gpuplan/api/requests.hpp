@@ -58,6 +58,10 @@ struct TrainingOptions {
   bool moe_pad_to_capacity = false;
   std::string framework = "megatron";          // megatron | deepspeed | torchtitan | nemo: the layouts it accepts
   bool compile = false;                        // the model runs under torch.compile
+  // DeepSpeed's ZeRO buffer sizes in elements, as its zero_optimization keys; none: DeepSpeed's defaults
+  // (data/overheads.json).
+  std::optional<double> reduce_bucket_size, allgather_bucket_size;
+  std::optional<double> stage3_prefetch_bucket_size, stage3_max_live_parameters;
   bool operator==(const TrainingOptions&) const = default;
 };
 
