@@ -10,6 +10,8 @@
 #include "gpuplan/api.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
+#include "gpuplan/model_io.hpp"
+#include "perf/layer_comm.hpp"
 #include "perf/layer_cost.hpp"
 
 using namespace gpuplan;
@@ -73,6 +75,39 @@ TEST(Fp8, LinearQuantizesItsInputAndOutputGradient) {
   const double gemm_backward = perf::gemm_s(mc, tokens, in, out, 1, 1.0, 1.0, split) +
                                perf::gemm_s(mc, in, out, tokens, 1, 1.0, s.gradient_rw_bytes, split);
   EXPECT_NEAR(c.backward_s - gemm_backward, 4 * tokens * out / rate + pc.kernel_overhead_s, 1e-9);
+}
+
+TEST(Fp8, DynamicScalingReadsEachTensorOnceMoreForItsAmax) {
+  // torchao's tensorwise dynamic scaling (torchtitan's float8) takes torch.max(torch.abs(x)) of the bf16 tensor
+  // before casting it (torchao/float8/float8_utils.py, tensor_to_amax): 2 B more per element and a reduction
+  // kernel of its own, beside the cast's 2 B read and two 1 B writes. Same linear as above.
+  const PerfConstants pc = perf_constants(h100());
+  const perf::Machine mc{1978.9e12, 3350e9, &pc, 989.4e12};
+  perf::MicrobatchShape s = shape(1);
+  s.fp8_amax_pass = true;
+  const double tokens = 8192, in = 4096, out = 14336;
+  const perf::Cost c = perf::linear(mc, s, tokens, out, in, 1);
+  const double rate = 3350e9 * pc.memory_bound_efficiency;
+  const double gemm_forward = perf::gemm_s(mc, tokens, out, in, 1, 1.0);
+  EXPECT_NEAR(c.forward_s - gemm_forward, 6 * tokens * in / rate + 2 * pc.kernel_overhead_s, 1e-9);
+  const perf::Cost delayed = perf::linear(mc, shape(1), tokens, out, in, 1);
+  EXPECT_NEAR(c.backward_s - delayed.backward_s, 2 * tokens * out / rate + pc.kernel_overhead_s, 1e-9);
+}
+
+TEST(Fp8, OnlyTorchtitanScalesDynamically) {
+  // Megatron-LM and NeMo run Transformer Engine's delayed scaling (the amax from its history); torchtitan runs
+  // torchao's dynamic scaling; without fp8 there is nothing to scale.
+  EstimateInputs in;
+  in.memory.model = model_from_catalog("llama-3.1-8b");
+  in.memory.training.precision = Precision::fp8;
+  in.gpu = h100();
+  Layout l;
+  l.framework = Framework::megatron;
+  EXPECT_FALSE(perf::microbatch_shape(in, l).fp8_amax_pass);
+  l.framework = Framework::torchtitan;
+  EXPECT_TRUE(perf::microbatch_shape(in, l).fp8_amax_pass);
+  in.memory.training.precision = Precision::bf16;
+  EXPECT_FALSE(perf::microbatch_shape(in, l).fp8_amax_pass);
 }
 
 TEST(Fp8, HopperGradientGemmsPayForTheSplitAccumulator) {

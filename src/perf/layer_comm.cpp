@@ -39,6 +39,7 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   // Eager PyTorch modules run each elementwise op as a kernel of its own unless torch.compile fuses them.
   s.eager_elementwise =
       (l.impl == Impl::hf || l.framework == Framework::torchtitan) && !runs_compiled(tr, l, in.time.tp_overlap);
+  s.fp8_amax_pass = s.gemm_element_bytes < s.element_bytes && l.framework == Framework::torchtitan;
   s.routed_share = memory::routed_share(tr);
   s.token_drop = tr.moe_capacity_factor > 0;
   s.pad_to_capacity = tr.moe_pad_to_capacity;

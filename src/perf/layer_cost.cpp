@@ -146,7 +146,8 @@ Cost measured_linear(const Machine& mc, double m, double n, double k, double bat
 // kernel reads the 16-bit tensor and writes it in fp8 twice, row-wise and column-wise (the weight-gradient GEMM
 // takes both operands transposed; Hopper's fp8 GEMMs take only the TN layout). The two gradient GEMMs run with the
 // split accumulator (fp8_split_accumulation_slowdown), the forward with fast accumulation. The weights' own casts,
-// once per step under gradient accumulation (is_first_microbatch), are not priced.
+// once per step under gradient accumulation (is_first_microbatch), are not priced. torchao's dynamic scaling adds
+// the amax pass before each cast (MicrobatchShape::fp8_amax_pass).
 Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, double k, double batch) {
   if (mc.constants->gemm_table && s.gemm_element_bytes == 2) return measured_linear(mc, m, n, k, batch);
   const bool fp8 = s.gemm_element_bytes < s.element_bytes;
@@ -158,9 +159,12 @@ Cost linear(const Machine& mc, const MicrobatchShape& s, double m, double n, dou
                  gemm_s(mc, k, n, m, batch, e, s.gradient_rw_bytes, gradient_math);
   c.gemm_forward_s = c.forward_s;
   if (fp8) {
-    const double per_element = s.element_bytes + 2 * s.gemm_element_bytes;
-    c.forward_s += memory_bound_s(mc, per_element * m * k * batch, 1);
-    c.backward_s += memory_bound_s(mc, per_element * m * n * batch, 1);
+    // With dynamic scaling (torchao) the amax pass reads the 16-bit tensor once more, in a kernel of its own.
+    const double amax_read = s.fp8_amax_pass ? s.element_bytes : 0.0;
+    const double kernels = s.fp8_amax_pass ? 2 : 1;
+    const double per_element = s.element_bytes + 2 * s.gemm_element_bytes + amax_read;
+    c.forward_s += memory_bound_s(mc, per_element * m * k * batch, kernels);
+    c.backward_s += memory_bound_s(mc, per_element * m * n * batch, kernels);
   }
   return c;
 }

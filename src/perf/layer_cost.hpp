@@ -66,6 +66,11 @@ struct MicrobatchShape {
   // PyTorch modules that run each elementwise op as a kernel of its own (elementwise_ops.hpp): Hugging Face's
   // (--impl hf) and torchtitan's without torch.compile.
   bool eager_elementwise = false;
+  // fp8 with dynamic tensorwise scaling (torchao's float8 training, which torchtitan runs): each cast needs the
+  // tensor's amax first, a reduction over the 16-bit tensor of its own (torchao/float8/float8_utils.py,
+  // tensor_to_amax: torch.max(torch.abs(x))). Transformer Engine's delayed scaling takes the amax from its history
+  // and computes the next one inside the cast kernel.
+  bool fp8_amax_pass = false;
   // MoE: routed copies the busiest expert rank processes over its balanced share (memory::routed_share), and
   // whether the router drops tokens beyond each expert's capacity.
   double routed_share = 1;
