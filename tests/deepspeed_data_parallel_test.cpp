@@ -99,5 +99,22 @@ TEST(DeepSpeedDataParallel, TheConfiguredBucketSizeSetsTheBuckets) {
   EXPECT_NEAR(dp_comm(zero2) - dp_comm(zero1), expected, 1e-6 * expected);
 }
 
+// Without ZeRO DeepSpeed's engine all-reduces after the last backward (buffered_allreduce_fallback), with or without
+// overlap_comm: the whole gradient all-reduced, and around it the flattening into 5e8-element buffers, the scaling
+// by 1 / dp and the copy back, a read and a write each (6 x 4 bytes per parameter in gpuplan's default fp32
+// gradients), in 2 x 14 buffer kernels and 290 per-tensor copies.
+TEST(DeepSpeedDataParallel, ZeroZeroAllReducesAfterTheBackwardWhateverOverlapSays) {
+  EstimateInputs in = llama_7b(0, 4);
+  in.time.dp_overlap = true;
+  const double fp32 = 4;
+  const RankPlacement placement = place_ranks(resolve_layout(in.memory), 8, parse_order("tp-cp-ep-dp-pp"));
+  const double all_reduce = perf_constants(in.gpu).collective_call_s +
+                            collective_time_s(in.fabric, Collective::allreduce, kParams * fp32, placement.dp);
+  const double copies = 6 * fp32 * kParams / kHbmBps + (2 * 14 + kTensors) * kKernelS;
+  EXPECT_NEAR(dp_comm(in), all_reduce + copies, 1e-6 * (all_reduce + copies));
+  in.time.dp_overlap = false;
+  EXPECT_NEAR(dp_comm(in), all_reduce + copies, 1e-6 * (all_reduce + copies));
+}
+
 }  // namespace deepspeed_data_parallel_test
 }  // namespace gpuplan

@@ -14,6 +14,11 @@
 // - after the optimizer step the updated 16-bit weights are all-gathered (all_gather_dp_groups) into the flat
 //   buffers the parameters view, with no compute left to hide behind.
 // The buckets hold the gradients in the model's dtype (communication_data_type's default).
+// Without ZeRO the engine reduces in buffered_allreduce_fallback (deepspeed/runtime/engine.py), called from
+// backward() at the gradient accumulation boundary, after the last backward: the gradients are flattened into
+// buffers of MEMORY_OPT_ALLREDUCE_SIZE (5e8) elements, scaled by 1 / data-parallel size in place, all-reduced and
+// copied back tensor by tensor (allreduce_and_copy). Nothing overlaps it, whatever overlap_comm says: that key
+// belongs to the ZeRO optimizers.
 #include <algorithm>
 #include <cmath>
 
@@ -50,6 +55,10 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   out.bucket_copy_s = memory_bound_s(mc, 2 * element * params, tensors);
   out.reduction_s = all_reduce + memory_bound_s(mc, 4 * element * params + 2 * element * owned, 3 * buckets);
   out.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
+  // ZeRO-0: flatten (a read and a write), scale in place (a read and a write), copy back (a read and a write), in
+  // the gradients' dtype; one flattening and one scaling kernel per 5e8-element buffer, one copy per tensor.
+  const double buffers = std::max(1.0, std::ceil(params / 5e8));
+  out.fallback_copy_s = memory_bound_s(mc, 6 * gradient_bytes_ * params, 2 * buffers + tensors);
 }
 
 void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant, StageTime& st,
@@ -64,6 +73,12 @@ void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant
   }
   const double passes = variant.zero == 2 ? microbatches_ : 1.0;
   const double exposed = passes * pass + dpc.gather_s;
+  // Stage i finishes its last backward about i backward passes before stage 0 does.
+  totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
+}
+
+void StepModel::add_deepspeed_allreduce(std::size_t i, StepTotals& totals) const {
+  const double exposed = dp_collectives(i, 0).reduce_s + framework_dp(i).fallback_copy_s;
   // Stage i finishes its last backward about i backward passes before stage 0 does.
   totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
 }

@@ -98,6 +98,8 @@ class StepModel {
     // DeepSpeed below ZeRO-3 (deepspeed_data_parallel.cpp): the gradients' copies into the buckets (compute
     // stream), what the reduction stream then runs (copies and all-reduces), the last bucket's share of it.
     double bucket_copy_s = 0, reduction_s = 0, last_bucket_share = 1;
+    // DeepSpeed without ZeRO: the flattening, scaling and copying back around its all-reduce.
+    double fallback_copy_s = 0;
   };
   // One stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
   struct StageBase {
@@ -142,6 +144,7 @@ class StepModel {
   void fsdp2_copies(const memory::StageParams& sp, FrameworkDp& out) const;
   void deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& out) const;
   void add_deepspeed_data_parallel(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
+  void add_deepspeed_allreduce(std::size_t stage, StepTotals& totals) const;
   // A full gradient bucket's reduction and weight gather cost the same on every stage (-1: not priced yet).
   double bucket_time(Collective c, double bytes, double& full) const;
   StageTime stage_time(std::size_t stage, const Layout& variant, double& recomputed_layers) const;

@@ -73,6 +73,7 @@ void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTim
   const int zero = variant.zero;
   if (layout_.framework == Framework::deepspeed && (zero == 1 || zero == 2))
     return add_deepspeed_data_parallel(i, variant, st, totals);
+  if (layout_.framework == Framework::deepspeed && zero == 0) return add_deepspeed_allreduce(i, totals);
   const double slowdown = job_->perf.overlap_slowdown;
   const DpCollectives& dpc = dp_collectives(i, zero == 0 ? 0 : 1);
   double reduce = 0, reduce_bucket = 0, gather = 0, gather_bucket = 0;

@@ -26,7 +26,7 @@ export const TIME_TERMS = {
   host_bound: "CPU optimizer step time beyond what the GPU hides",
   pipeline_bubble: "Pipeline fill and drain: stages idle while others work",
   pp_comm: "Activations sent between pipeline stages",
-  dp_comm: "Data-parallel gradient reduction and weight gather not overlapped with backward (with DeepSpeed's bucket copies)",
+  dp_comm: "Data-parallel gradient reduction and weight gather not overlapped with backward (with DeepSpeed's bucket copies; without ZeRO DeepSpeed all-reduces after the backward)",
   embedding_sync: "All-reduce of the tied embedding's gradients across first and last stages",
   sp_grad_sync: "All-reduce over the TP group of the gradients of the weights sequence parallelism duplicates (norms, row-parallel biases, routers, MLA down projections)",
   optimizer: "Optimizer step",
