@@ -143,3 +143,13 @@ TEST(MemoryCli, DeepSpeedBucketSizesAreRejectedUnderOtherFrameworks) {
   EXPECT_EQ(zero.status, 2);
   EXPECT_NE(zero.err.find("--reduce-bucket-size: 0"), std::string::npos) << zero.err;
 }
+
+// Without ZeRO DeepSpeed runs no PyTorch DDP: its engine flattens the gradients into a buffer of at most
+// MEMORY_OPT_ALLREDUCE_SIZE = 5e8 elements at a time and all-reduces that (deepspeed/runtime/engine.py,
+// buffered_allreduce_fallback). Llama 2 7B's 6.74e9 fp32 gradients (gpuplan's default accumulation dtype) need the
+// full 5e8 x 4 bytes, not a bucket copy of every gradient.
+TEST(MemoryCli, DeepSpeedWithoutZeroHoldsOneAllReduceBuffer) {
+  const auto r = run_cli("memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 0 --global-batch 8 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("per_gpu").at("comm_buffers").get<std::int64_t>(), 2'000'000'000);
+}

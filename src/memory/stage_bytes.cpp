@@ -239,7 +239,13 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
     comm.add("ZeRO-3 unsharded gradients of one unit before reduce-scatter", unit * sb.gradients,
              "DeepSpeed estimate_zero3_model_states_mem_needs (4 x largest layer)");
   } else if (!megatron && dense_sharding_ > 1) {
-    if (v.zero == 0) {
+    if (v.zero == 0 && l.framework == Framework::deepspeed) {
+      // No PyTorch DDP: the engine flattens the gradients into one buffer of at most 5e8 elements at a time
+      // (buffered_allreduce_fallback) and all-reduces it in place.
+      comm.add("DeepSpeed all-reduce buffer (the gradients flattened, 5e8 elements at a time)",
+               std::min(5e8, params_local) * sb.gradients,
+               "deepspeed/runtime/engine.py buffered_allreduce_fallback, MEMORY_OPT_ALLREDUCE_SIZE");
+    } else if (v.zero == 0) {
       comm.add("DDP gradient buckets (a copy of the gradients; gradient_as_bucket_view=False)",
                params_local * sb.gradients, "PyTorch DistributedDataParallel, pytorch/pytorch#41954");
     } else {
