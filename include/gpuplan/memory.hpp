@@ -130,6 +130,7 @@ struct Overheads {
   double nvme_optimizer_buffer_count = 0; // offload_optimizer.buffer_count
   double optimizer_sub_group_elements = 0;  // zero_optimization.sub_group_size (fp32 elements per swap buffer)
   // DeepSpeed's ZeRO buffers (data/overheads.json, DeepSpeed's defaults; a ds_config or the request replaces them).
+  double deepspeed_allreduce_buffer_elements = 0;  // without ZeRO: engine.py's MEMORY_OPT_ALLREDUCE_SIZE
   double zero_reduce_bucket_elements = 0;     // reduce_bucket_size: the gradient bucket below ZeRO-3
   double zero_allgather_bucket_elements = 0;  // allgather_bucket_size: the weight gather below ZeRO-3
   double zero3_prefetch_elements = 0;   // DeepSpeed stage3_prefetch_bucket_size

@@ -19,6 +19,7 @@ Overheads default_overheads() {
       o.nvme_param_buffer_elements = j.at("nvme_param_buffer_elements").at("value").get<double>();
       o.nvme_optimizer_buffer_count = j.at("nvme_optimizer_buffer_count").at("value").get<double>();
       o.optimizer_sub_group_elements = j.at("optimizer_sub_group_elements").at("value").get<double>();
+      o.deepspeed_allreduce_buffer_elements = j.at("deepspeed_allreduce_buffer_elements").at("value").get<double>();
       o.zero_reduce_bucket_elements = j.at("zero_reduce_bucket_elements").at("value").get<double>();
       o.zero_allgather_bucket_elements = j.at("zero_allgather_bucket_elements").at("value").get<double>();
       o.zero3_prefetch_elements = j.at("zero3_prefetch_elements").at("value").get<double>();

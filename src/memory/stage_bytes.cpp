@@ -243,7 +243,7 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
       // No PyTorch DDP: the engine flattens the gradients into one buffer of at most 5e8 elements at a time
       // (buffered_allreduce_fallback) and all-reduces it in place.
       comm.add("DeepSpeed all-reduce buffer (the gradients flattened, 5e8 elements at a time)",
-               std::min(5e8, params_local) * sb.gradients,
+               std::min(job_->inputs->overheads.deepspeed_allreduce_buffer_elements, params_local) * sb.gradients,
                "deepspeed/runtime/engine.py buffered_allreduce_fallback, MEMORY_OPT_ALLREDUCE_SIZE");
     } else if (v.zero == 0) {
       comm.add("DDP gradient buckets (a copy of the gradients; gradient_as_bucket_view=False)",

@@ -57,7 +57,8 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   out.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
   // ZeRO-0: flatten (a read and a write), scale in place (a read and a write), copy back (a read and a write), in
   // the gradients' dtype; one flattening and one scaling kernel per 5e8-element buffer, one copy per tensor.
-  const double buffers = std::max(1.0, std::ceil(params / 5e8));
+  const double buffers =
+      std::max(1.0, std::ceil(params / in_->memory.overheads.deepspeed_allreduce_buffer_elements));
   out.fallback_copy_s = memory_bound_s(mc, 6 * gradient_bytes_ * params, 2 * buffers + tensors);
 }
 
