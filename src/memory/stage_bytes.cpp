@@ -222,15 +222,24 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
   const bool gathers = v.zero == 3 && std::max(dense_sharding_, expert_sharding_) > 1;
   if (gathers && l.framework == Framework::deepspeed) {
     // DeepSpeed gathers module by module: the module running plus stage3_prefetch_bucket_size elements fetched
-    // ahead (at most stage3_max_live_parameters); gradients are reduced per module too.
+    // ahead (at most stage3_max_live_parameters).
     const double module = std::max(sp.largest_weight, sp.embedding);
     const Overheads& o = job_->inputs->overheads;
     comm.add("ZeRO-3 gathered parameters (current module + stage3_prefetch_bucket_size elements)",
              std::min(module + o.zero3_prefetch_elements, o.zero3_max_live_elements) * sb.weights,
              "DeepSpeed stage3_prefetch_bucket_size and stage3_max_live_parameters (data/overheads.json defaults from "
              "zero/config.py, or the request's)");
-    comm.add("ZeRO-3 unsharded gradients of one module before reduce-scatter", module * sb.gradients,
-             "DeepSpeed stage 3 reduces each module's gradients as its backward ends");
+    // Gradients are copied into a bucket buffer of reduce_bucket_size elements in the 16-bit communication dtype,
+    // allocated once (contiguous_gradients, on by default; without it the bucket's gradients are held apart),
+    // and reduce-scattered when it is full; each gradient exists apart only until its copy.
+    comm.add("ZeRO-3 gradient bucket (reduce_bucket_size elements)", o.zero_reduce_bucket_elements * sb.weights,
+             "DeepSpeed stage3.py _setup_for_real_optimizer: the IPG bucket buffer, torch.empty(reduce_bucket_size)");
+    // One table of the embedding or output layer at most: their gradients come at opposite ends of the backward.
+    const double table =
+        job_->model != nullptr ? sp.vocab_rows * static_cast<double>(job_->model->hidden) : sp.embedding;
+    comm.add("ZeRO-3 gradient of the largest parameter before its copy into the bucket",
+             std::max(sp.largest_weight, std::min(table, sp.embedding)) * sb.weights,
+             "DeepSpeed stage3.py: each parameter's gradient is copied into the bucket as its hook fires");
   } else if (gathers) {
     // FSDP2 (torchtitan) and Megatron-FSDP gather a whole layer, and the next one ahead of its use.
     const double unit = std::max(sp.largest_layer, sp.embedding);
