@@ -8,6 +8,17 @@
 
 using gpuplan::test::run_cli;
 
+namespace memory_cli_test {
+
+// The worst stage's communication buffers of a `gpuplan memory --json` command line, in bytes.
+std::int64_t comm_buffer_bytes(const std::string& command) {
+  const auto r = run_cli(command);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("per_gpu").at("comm_buffers").get<std::int64_t>();
+}
+
+}  // namespace memory_cli_test
+
 TEST(MemoryCli, WorkedExampleSevenBillionAdamFp16) {
   const auto r = run_cli("memory --params 7e9 --precision fp16 --optimizer adam --json");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -121,17 +132,12 @@ TEST(MemoryCli, AnAllocatorFactorGivenIsUsedInsteadOfTheReplay) {
 // buckets shrink by 2 x (5e8 - 7e6) elements x 2 bytes, whether the sizes come as options or from the file.
 TEST(MemoryCli, DeepSpeedBucketSizesSetTheBucketBytes) {
   const std::string job = "memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 2 --global-batch 8 --json";
-  const auto comm_bytes = [](const std::string& command) {
-    const auto r = run_cli(command);
-    EXPECT_EQ(r.status, 0) << r.err;
-    return nlohmann::json::parse(r.out).at("per_gpu").at("comm_buffers").get<std::int64_t>();
-  };
-  const std::int64_t defaults = comm_bytes(job);
-  const std::int64_t options = comm_bytes(job + " --reduce-bucket-size 7e6 --allgather-bucket-size 7000000");
+  const std::int64_t defaults = memory_cli_test::comm_buffer_bytes(job);
+  const std::int64_t options = memory_cli_test::comm_buffer_bytes(job + " --reduce-bucket-size 7e6 --allgather-bucket-size 7000000");
   EXPECT_EQ(defaults - options, 2LL * (500'000'000 - 7'000'000) * 2);
   const std::string config = std::string(GPUPLAN_TEST_DATA_DIR) +
                              "/frameworks/deepspeed/megatron_gpt2_ds_config_func_bs8_zero2_offload.json";
-  EXPECT_EQ(comm_bytes(job + " --from " + config), options);
+  EXPECT_EQ(memory_cli_test::comm_buffer_bytes(job + " --from " + config), options);
 }
 
 TEST(MemoryCli, DeepSpeedBucketSizesAreRejectedUnderOtherFrameworks) {
@@ -160,12 +166,7 @@ TEST(MemoryCli, DeepSpeedWithoutZeroHoldsOneAllReduceBuffer) {
 // 5e7 to 1e7 saves (4e8 + 4e7) x 2 bytes on Llama 2 7B's ranks.
 TEST(MemoryCli, DeepSpeedZeroThreeBucketAndPrefetchFollowTheConfig) {
   const std::string job = "memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 3 --global-batch 8 --json";
-  const auto comm_bytes = [](const std::string& command) {
-    const auto r = run_cli(command);
-    EXPECT_EQ(r.status, 0) << r.err;
-    return nlohmann::json::parse(r.out).at("per_gpu").at("comm_buffers").get<std::int64_t>();
-  };
-  const std::int64_t defaults = comm_bytes(job);
-  EXPECT_EQ(defaults - comm_bytes(job + " --reduce-bucket-size 1e8"), 400'000'000LL * 2);
-  EXPECT_EQ(defaults - comm_bytes(job + " --stage3-prefetch-bucket-size 1e7"), 40'000'000LL * 2);
+  const std::int64_t defaults = memory_cli_test::comm_buffer_bytes(job);
+  EXPECT_EQ(defaults - memory_cli_test::comm_buffer_bytes(job + " --reduce-bucket-size 1e8"), 400'000'000LL * 2);
+  EXPECT_EQ(defaults - memory_cli_test::comm_buffer_bytes(job + " --stage3-prefetch-bucket-size 1e7"), 40'000'000LL * 2);
 }
