@@ -74,14 +74,11 @@ void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant
   }
   const double passes = variant.zero == 2 ? microbatches_ : 1.0;
   const double exposed = passes * pass + dpc.gather_s;
-  // Stage i finishes its last backward about i backward passes before stage 0 does.
-  totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
+  totals.expose_dp(exposed);
 }
 
 void StepModel::add_deepspeed_allreduce(std::size_t i, StepTotals& totals) const {
-  const double exposed = dp_collectives(i, 0).reduce_s + framework_dp(i).fallback_copy_s;
-  // Stage i finishes its last backward about i backward passes before stage 0 does.
-  totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
+  totals.expose_dp(dp_collectives(i, 0).reduce_s + framework_dp(i).fallback_copy_s);
 }
 
 }  // namespace gpuplan::perf

@@ -129,6 +129,9 @@ class StepModel {
     StageTime slowest;
     double dp_exposed_s = 0, optimizer_s = 0, offload_step_s = 0, nvme_step_s = 0;
     double recomputed_layers = 0;      // summed over the stages (for HFU)
+    // A stage's data-parallel time after its last backward. Stage i finishes that backward about i backward
+    // passes before stage 0 does, so the stages before it hide that much.
+    void expose_dp(double exposed_s) { dp_exposed_s = std::max(dp_exposed_s, exposed_s - backward_sum_s); }
   };
 
   LayerCosts price_compute(const Machine& mc, const MicrobatchShape& s, ComputeMemo* memo);

@@ -109,8 +109,7 @@ void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTim
   } else {
     exposed = reduce + gather;
   }
-  // Stage i finishes its last backward about i backward passes before stage 0 does.
-  totals.dp_exposed_s = std::max(totals.dp_exposed_s, exposed - totals.backward_sum_s);
+  totals.expose_dp(exposed);
 }
 
 // Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
