@@ -6,6 +6,11 @@
 
 #include "gpuplan/api.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/hardware.hpp"
+#include "gpuplan/model_io.hpp"
+#include "perf/cp_bookkeeping.hpp"
+#include "perf/layer_comm.hpp"
 
 namespace api = gpuplan::api;
 
@@ -111,4 +116,139 @@ TEST(ContextParallelTime, TwoLevelExchangeNeedsItsGroupSize) {
   } catch (const gpuplan::InputError& e) {
     EXPECT_EQ(e.field(), "layout.cp_a2a_size");
   }
+}
+
+// Transformer Engine's bookkeeping around context-parallel attention (perf/cp_bookkeeping.hpp): the copies and
+// merges of transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py, counted here kernel by
+// kernel for Llama-3.1-8B's attention (32 query heads, 8 key/value heads of 128) on 4096 local tokens in bf16.
+namespace cp_bookkeeping_test {
+
+gpuplan::ModelConfig llama8b_attention(std::int64_t kv_heads) {
+  gpuplan::ModelConfig m;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = kv_heads;
+  m.head_dim = 128;
+  return m;
+}
+
+gpuplan::perf::MicrobatchShape local_tokens() {
+  gpuplan::perf::MicrobatchShape s;
+  s.micro_batch = 1;
+  s.tokens = s.local_sequence = 4096;
+  s.keys_per_query = 8192;
+  s.attention_keys_per_call = 2048;
+  s.element_bytes = s.gemm_element_bytes = 2;
+  return s;
+}
+
+constexpr double kQ = 4096.0 * 32 * 128 * 2;       // the local queries, and as much the output and its gradient
+constexpr double kKV = 2 * 4096.0 * 8 * 128 * 2;   // the local keys and values together
+
+}  // namespace cp_bookkeeping_test
+
+TEST(ContextParallelBookkeeping, TheRingOfTwoMergesItsPartialResults) {
+  using namespace cp_bookkeeping_test;
+  gpuplan::perf::MicrobatchShape s = local_tokens();
+  s.cp_ring_ranks = 2;
+  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  // Forward on rank 1, which attends with its whole query at both steps: torch.cat of K and V into the send
+  // buffer (read + write), the first step's output rescaled (read + write), the second's rescaled and added (read
+  // both, write one); kernels: the cat, two output merges, the last softmax-statistics merge.
+  EXPECT_DOUBLE_EQ(t.forward_bytes, (kKV + kKV) + (kQ + kQ) + (kQ + kQ + kQ));
+  EXPECT_DOUBLE_EQ(t.forward_kernels, 4);
+  // Backward on rank 1: K and V copied into the ring buffer; dq of step 0 copied whole, of step 1 added whole;
+  // dK and dV of step 0 copied for the first half of the keys, of step 1 added whole. Rank 0 moves less: 3.5 Q
+  // and 4.5 KV. Kernels: the copy, two dq merges, two for dK and two for dV.
+  const double rank1 = (kQ + kQ) + 3 * kQ + (kKV / 2 + kKV / 2) + 3 * kKV;
+  EXPECT_DOUBLE_EQ(t.backward_bytes, (kKV + kKV) + rank1);
+  EXPECT_DOUBLE_EQ(t.backward_kernels, 7);
+}
+
+TEST(ContextParallelBookkeeping, TheBusiestRankOfALongRingPacesIt) {
+  // Multi-head attention (K + V twice the size of Q) over a ring of 8: rank 0 merges its whole K/V gradients at
+  // every step but the last (copy, 6 adds, then half added and half copied) and the second half of its query
+  // gradients (half copied, 6 half adds, then half copied and half added); rank 7 the reverse. Rank 0 moves more.
+  using namespace cp_bookkeeping_test;
+  gpuplan::perf::MicrobatchShape s = local_tokens();
+  s.cp_ring_ranks = 8;
+  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(32), s);
+  const double kv = 2 * kQ;
+  const double rank0 = (kQ + 6 * 1.5 * kQ + (kQ + 1.5 * kQ)) + (2 * kv + 6 * 3 * kv + (1.5 * kv + kv));
+  const double rank7 = (2 * kQ + 7 * 3 * kQ) + (kv + 6 * 1.5 * kv + 3 * kv);
+  ASSERT_GT(rank0, rank7);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, 2 * kv + rank0);
+  // Forward, rank 7: eight whole outputs merged.
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * kv + 2 * kQ + 7 * 3 * kQ);
+}
+
+TEST(ContextParallelBookkeeping, AllToAllsCopyTwiceAroundEachExchange) {
+  // flash_attn_a2a_communicate: movedim(...).contiguous() on one side of each all-to-all, index_select of the
+  // sequence chunks on the other, for Q, K, V and the output forward and their gradients backward.
+  using namespace cp_bookkeeping_test;
+  gpuplan::perf::MicrobatchShape s = local_tokens();
+  s.cp_a2a_ranks = 8;
+  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  const double tensors = kQ + kKV + kQ;
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * 2 * tensors);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, 2 * 2 * tensors);
+  EXPECT_DOUBLE_EQ(t.forward_kernels, 8);
+}
+
+TEST(ContextParallelBookkeeping, TheAllGatherReordersAndAccumulatesTheWholeSequence) {
+  // AttnFuncWithCPAndKVAllGather over 4 ranks: forward index_select of the gathered K and V (4 x KV read and
+  // written) and the two output chunks copied into place; backward the whole-sequence dK and dV zeroed, the
+  // gather reordered again, the two dq chunks copied, dK/dV added over 9/8 of the sequence (chunk ranks + 1 and
+  // 2 x 4 - rank of the 8 chunks) and reordered for the reduce-scatter.
+  using namespace cp_bookkeeping_test;
+  gpuplan::perf::MicrobatchShape s = local_tokens();
+  s.cp_gather_ranks = 4;
+  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  const double whole = 4 * kKV;
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * whole + 2 * kQ);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, whole + 2 * whole + 2 * kQ + 3 * whole * 9 / 8 + 2 * whole);
+}
+
+TEST(ContextParallelBookkeeping, NothingWithoutContextParallelismOrUnderPyTorchAttention) {
+  using namespace cp_bookkeeping_test;
+  gpuplan::perf::MicrobatchShape s = local_tokens();
+  EXPECT_DOUBLE_EQ(gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s).backward_bytes, 0);
+  s.cp_ring_ranks = 4;
+  s.torch_sdpa = true;
+  EXPECT_DOUBLE_EQ(gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s).backward_bytes, 0);
+}
+
+TEST(ContextParallelBookkeeping, TheAttentionCorePaysItAtTheMemoryBoundRate) {
+  using namespace cp_bookkeeping_test;
+  const gpuplan::GpuSpec& h100 = gpuplan::HardwareCatalog::builtin().gpu("h100-sxm-80gb");
+  const gpuplan::PerfConstants pc = gpuplan::perf_constants(h100);
+  const gpuplan::perf::Machine mc{989.4e12, 3350e9, &pc, 989.4e12};
+  const gpuplan::ModelConfig m = llama8b_attention(8);
+  gpuplan::perf::MicrobatchShape ring = local_tokens();
+  ring.cp_ring_ranks = 2;
+  ring.attention_calls = 2;
+  gpuplan::perf::MicrobatchShape kernels_only = ring;
+  kernels_only.cp_ring_ranks = 1;
+  const gpuplan::perf::Cost with = gpuplan::perf::attention_core(mc, m, ring);
+  const gpuplan::perf::Cost without = gpuplan::perf::attention_core(mc, m, kernels_only);
+  const double rate = 3350e9 * pc.memory_bound_efficiency;
+  EXPECT_NEAR(with.forward_s - without.forward_s, (2 * kKV + 5 * kQ) / rate + 4 * pc.kernel_overhead_s, 1e-12);
+  EXPECT_NEAR(with.backward_s - without.backward_s, (5 * kQ + 6 * kKV) / rate + 7 * pc.kernel_overhead_s, 1e-12);
+}
+
+TEST(ContextParallelBookkeeping, TheLayoutSetsWhichExchangeRuns) {
+  gpuplan::EstimateInputs in;
+  in.memory.model = gpuplan::model_from_catalog("llama-3.1-8b");
+  in.memory.training.seq_len = 65536;
+  in.gpu = gpuplan::HardwareCatalog::builtin().gpu("h100-sxm-80gb");
+  gpuplan::Layout l;
+  l.cp = 8;
+  l.cp_comm = gpuplan::CpComm::a2a_p2p;
+  l.cp_a2a = 2;
+  const gpuplan::perf::MicrobatchShape two_level = gpuplan::perf::microbatch_shape(in, l);
+  EXPECT_DOUBLE_EQ(two_level.cp_ring_ranks, 4);
+  EXPECT_DOUBLE_EQ(two_level.cp_a2a_ranks, 2);
+  l.cp_comm = gpuplan::CpComm::all_gather;
+  EXPECT_DOUBLE_EQ(gpuplan::perf::microbatch_shape(in, l).cp_gather_ranks, 8);
+  EXPECT_DOUBLE_EQ(gpuplan::perf::microbatch_shape(in, l).cp_ring_ranks, 1);
 }

@@ -66,16 +66,20 @@ void set_attention_calls(const Layout& l, MicrobatchShape& s) {
       s.attention_keys_per_call = s.keys_per_query;
       s.attention_calls = 1;
       s.attention_head_split = cp;
+      s.cp_a2a_ranks = cp;
       return;
     case CpComm::all_gather:
       s.attention_keys_per_call = s.keys_per_query * (2 * cp + 1) / (4 * cp);
       s.attention_calls = 2;
+      s.cp_gather_ranks = cp;
       return;
     case CpComm::a2a_p2p: {
       const double ring = cp / static_cast<double>(l.cp_a2a);
       s.attention_keys_per_call = s.keys_per_query / (2 * ring);
       s.attention_calls = ring;
       s.attention_head_split = static_cast<double>(l.cp_a2a);
+      s.cp_ring_ranks = ring;
+      s.cp_a2a_ranks = static_cast<double>(l.cp_a2a);
       return;
     }
     case CpComm::p2p:
@@ -83,6 +87,7 @@ void set_attention_calls(const Layout& l, MicrobatchShape& s) {
   }
   s.attention_keys_per_call = s.local_sequence / 2;
   s.attention_calls = cp;
+  s.cp_ring_ranks = cp;
 }
 }  // namespace
 

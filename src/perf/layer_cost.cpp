@@ -6,6 +6,7 @@
 
 #include "model/param_parts.hpp"
 #include "model/torchtitan_sac.hpp"
+#include "perf/cp_bookkeeping.hpp"
 #include "perf/elementwise_ops.hpp"
 #include "perf/gemm_table.hpp"
 
@@ -74,13 +75,8 @@ Cost measured_attention(const Machine& mc, const MicrobatchShape& s, double head
   return c;
 }
 
-}  // namespace
-
-Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
-  if (s.gemm_element_bytes < s.element_bytes) {   // fp8 training: the attention core runs in 16 bits
-    const SixteenBit sixteen = sixteen_bit(mc, s);
-    return attention_core(sixteen.mc, m, sixteen.s);
-  }
+// The attention kernels of one layer: scores, softmax and context.
+Cost attention_kernels(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
   const double heads = static_cast<double>(m.heads) / s.tp;
   const double qk = static_cast<double>(detail::qk_head_dim(m));
   const double v = static_cast<double>(detail::v_head_dim(m));
@@ -117,6 +113,18 @@ Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchSha
   }
   c.forward_s += memory_bound_s(mc, bytes, kernels);
   c.backward_s = 2 * c.forward_s;
+  return c;
+}
+
+}  // namespace
+
+Cost attention_core(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s) {
+  if (s.gemm_element_bytes < s.element_bytes) {   // fp8 training: the attention core runs in 16 bits
+    const SixteenBit sixteen = sixteen_bit(mc, s);
+    return attention_core(sixteen.mc, m, sixteen.s);
+  }
+  Cost c = attention_kernels(mc, m, s);
+  c += cp_bookkeeping_cost(mc, m, s);
   return c;
 }
 
@@ -369,6 +377,7 @@ double layer_kernels_forward(const ModelConfig& m, const MicrobatchShape& s, boo
   if (m.mla.enabled)  // down and up projections instead of one qkv GEMM; the latent norms and the q/kv assembly
     k += (m.mla.q_lora_rank > 0 ? 3 : 2) + 2 + 2;
   if (tp_comm) k += 2;
+  k += cp_bookkeeping(m, s).forward_kernels;
   return k;
 }
 

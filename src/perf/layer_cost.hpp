@@ -52,6 +52,12 @@ struct MicrobatchShape {
   double attention_keys_per_call = 0;
   double attention_calls = 1;
   double attention_head_split = 1;   // CP ranks one call's heads are split over (a2a: cp; a2a+p2p: cp_a2a)
+  // Transformer Engine's bookkeeping around context-parallel attention (perf/cp_bookkeeping.hpp): the ranks of the
+  // p2p ring whose partial outputs and gradients it merges (p2p: cp; a2a+p2p: cp / cp_a2a), of the all-to-all
+  // whose inputs and outputs it reorders (a2a: cp; a2a+p2p: cp_a2a), and of the K/V all-gather (all_gather: cp).
+  double cp_ring_ranks = 1;
+  double cp_a2a_ranks = 1;
+  double cp_gather_ranks = 1;
   double hidden = 0;
   double tp = 1;
   double element_bytes = 2;       // an activation element

@@ -1,0 +1,22 @@
+// The memory-bound work Transformer Engine does around context-parallel attention, beside the attention kernels and
+// the exchanges themselves (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py, in the
+// sbhd layout Megatron-Core hands it): the ring's merging of partial outputs and gradients, the reordering copies
+// around the all-to-alls, and the reordering and accumulation around the K/V all-gather. Zero without context
+// parallelism, and for attention that PyTorch runs (scaled_dot_product_attention), whose ring merges otherwise.
+#pragma once
+
+#include "perf/layer_cost.hpp"
+
+namespace gpuplan::perf {
+
+// Bytes moved and kernels launched for one layer and microbatch on the busiest rank.
+struct CpBookkeeping {
+  double forward_bytes = 0, backward_bytes = 0;
+  double forward_kernels = 0, backward_kernels = 0;
+};
+CpBookkeeping cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s);
+
+// The same as time: memory-bound kernels at memory_bound_efficiency of the HBM bandwidth.
+Cost cp_bookkeeping_cost(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);
+
+}  // namespace gpuplan::perf
