@@ -140,6 +140,17 @@ TEST(MemoryCli, DeepSpeedBucketSizesSetTheBucketBytes) {
   EXPECT_EQ(memory_cli_test::comm_buffer_bytes(job + " --from " + config), options);
 }
 
+// The buckets hold the parameters' dtype (stage_1_and_2.py: torch.empty(reduce_bucket_size, dtype=self.dtype), the
+// dtype of the model's parameters): in fp32 training 4 bytes an element, so the same 4.93e8 fewer elements per
+// bucket save twice the bytes of bf16 training.
+TEST(MemoryCli, DeepSpeedBucketsHoldTheParametersDtype) {
+  const std::string job = "memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 2 --global-batch 8 --json";
+  const std::string small = " --reduce-bucket-size 7e6 --allgather-bucket-size 7e6";
+  const std::string fp32 = " --precision fp32";
+  EXPECT_EQ(memory_cli_test::comm_buffer_bytes(job + fp32) - memory_cli_test::comm_buffer_bytes(job + fp32 + small),
+            2LL * (500'000'000 - 7'000'000) * 4);
+}
+
 TEST(MemoryCli, DeepSpeedBucketSizesAreRejectedUnderOtherFrameworks) {
   const auto r = run_cli("memory --model llama-2-7b --gpus 8 --zero 1 --reduce-bucket-size 7e6");
   EXPECT_EQ(r.status, 2);

@@ -258,12 +258,14 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
       comm.add("DDP gradient buckets (a copy of the gradients; gradient_as_bucket_view=False)",
                params_local * sb.gradients, "PyTorch DistributedDataParallel, pytorch/pytorch#41954");
     } else {
+      // Both buckets hold the model's parameters' dtype (stage_1_and_2.py allocates the IPG buffer as
+      // torch.empty(reduce_bucket_size, dtype=self.dtype)): 16-bit under mixed precision, fp32 in fp32 training.
       const Overheads& o = job_->inputs->overheads;
       comm.add("ZeRO reduce bucket (reduce_bucket_size elements)",
-               std::min(o.zero_reduce_bucket_elements, params_local) * 2.0,
+               std::min(o.zero_reduce_bucket_elements, params_local) * sb.weights,
                "DeepSpeed zero_optimization.reduce_bucket_size (data/overheads.json default, or the request's)");
       comm.add("ZeRO all-gather bucket (allgather_bucket_size elements)",
-               std::min(o.zero_allgather_bucket_elements, params_local) * 2.0,
+               std::min(o.zero_allgather_bucket_elements, params_local) * sb.weights,
                "DeepSpeed zero_optimization.allgather_bucket_size (data/overheads.json default, or the request's)");
     }
   }
