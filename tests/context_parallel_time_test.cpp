@@ -209,13 +209,30 @@ TEST(ContextParallelBookkeeping, TheAllGatherReordersAndAccumulatesTheWholeSeque
   EXPECT_DOUBLE_EQ(t.backward_bytes, whole + 2 * whole + 2 * kQ + 3 * whole * 9 / 8 + 2 * whole);
 }
 
-TEST(ContextParallelBookkeeping, NothingWithoutContextParallelismOrUnderPyTorchAttention) {
+TEST(ContextParallelBookkeeping, NothingWithoutContextParallelism) {
   using namespace cp_bookkeeping_test;
+  EXPECT_DOUBLE_EQ(gpuplan::perf::cp_bookkeeping(llama8b_attention(8), local_tokens()).backward_bytes, 0);
+}
+
+TEST(ContextParallelBookkeeping, PyTorchsRingMergesInFp32) {
+  // torchtitan's context parallelism runs PyTorch's ring attention (torch/distributed/tensor/experimental/
+  // _attention.py) with fp32 merging, eager op by op. Over 2 ranks, in elements of Q (and the output) and of K + V:
+  using namespace cp_bookkeeping_test;
+  const double q = kQ / 2, kv = kKV / 2;
   gpuplan::perf::MicrobatchShape s = local_tokens();
-  EXPECT_DOUBLE_EQ(gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s).backward_bytes, 0);
-  s.cp_ring_ranks = 4;
+  s.cp_ring_ranks = 2;
   s.torch_sdpa = true;
-  EXPECT_DOUBLE_EQ(gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s).backward_bytes, 0);
+  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  // Forward, rank 1: key/value .contiguous() (2 + 2 B), one torch.cat to send them (2 + 2 B), both steps' outputs
+  // cast to fp32 (2 + 4 B each), one merge out - sigmoid(..) * (out - out_1): a subtraction (4 + 4 + 4 B), a product
+  // (4 + 4 B) and a subtraction (4 + 4 + 4 B), and the cast back (4 + 2 B).
+  EXPECT_DOUBLE_EQ(t.forward_bytes, 4 * kv + 4 * kv + 2 * 6 * q + (12 + 8 + 12) * q + 6 * q);
+  // Backward: fp32 dq, dk, dv zeroed (4 B), key/value .contiguous() and one send cat (4 + 4 B), dk/dv packed in fp32
+  // at both steps (8 B each), the results cast back (4 + 2 B). Rank 0 then adds dq whole at step 0 (4 + 2 + 4 B) and
+  // its second half at step 1 followed by the torch.cat of _partial_update (5 + 8 B), and dk/dv whole twice (10 B
+  // each): 23 q + 20 kv, more than rank 1's 20 q + 23 kv since Q is twice K + V here.
+  const double common = 4 * (q + kv) + 4 * kv + 4 * kv + 2 * 8 * kv + 6 * (q + kv);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, common + (10 + 13) * q + 2 * 10 * kv);
 }
 
 TEST(ContextParallelBookkeeping, TheAttentionCorePaysItAtTheMemoryBoundRate) {

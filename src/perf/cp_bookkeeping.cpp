@@ -58,12 +58,39 @@ void add_all_gather(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
   t.backward_kernels += 2 + 2 + 2 + 4 + 2;
 }
 
+// PyTorch's ring attention (torch/distributed/tensor/experimental/_attention.py: _templated_ring_attention and its
+// backward, as torchtitan's context parallelism runs it, with the defaults convert_to_f32 and load balancing), in
+// eager elementwise ops of `e`-byte activations and fp32 (`f`) accumulators:
+// - forward: K and V made contiguous, packed (torch.cat) for every hop; each step's output cast to fp32 and, from
+//   the second step on, merged as out - sigmoid(lse_i - lse) * (out - out_i) (three passes), the result cast back;
+// - backward: fp32 dq, dk, dv zeroed; K and V made contiguous and packed for every hop; each step's dq, dk and dv
+//   added into the fp32 accumulators, a partial step's add followed by a torch.cat of the whole tensor
+//   (_partial_update); dk and dv packed in fp32 for every hop; the results cast back.
+// The last rank of the ring merges whole outputs and query gradients with half K/V gradients, the first rank the
+// reverse; the busier paces the ring.
+void add_torch_ring(const AttentionBytes& b, double element_bytes, double ranks, CpBookkeeping& t) {
+  if (ranks <= 1) return;
+  const double e = element_bytes, f = 4, later = ranks - 1;
+  const double q = b.q / e, kv = b.kv / e;   // elements
+  t.forward_bytes += 2 * e * kv * ranks + (ranks + 1) * (e + f) * q + 8 * f * later * q;
+  t.forward_kernels += 9 * ranks - 3;
+  const double add = 2 * f + e, partial_add = add / 2 + 2 * f;
+  const double last_rank = add * kv + partial_add * kv * later + ranks * add * q;
+  const double first_rank = add * q + partial_add * q * later + ranks * add * kv;
+  t.backward_bytes += f * (q + kv) + 2 * e * kv * ranks + 2 * f * kv * ranks + (f + e) * (q + kv) +
+                      std::max(last_rank, first_rank);
+  t.backward_kernels += 4 + 7 * ranks;
+}
+
 }  // namespace
 
 CpBookkeeping cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s) {
   CpBookkeeping t;
-  if (s.torch_sdpa) return t;
   const AttentionBytes b = attention_bytes(model, s);
+  if (s.torch_sdpa) {
+    add_torch_ring(b, s.element_bytes, s.cp_ring_ranks, t);
+    return t;
+  }
   add_ring(b, s.cp_ring_ranks, t);
   add_all_to_all(b, s.cp_a2a_ranks, t);
   add_all_gather(b, s.cp_gather_ranks, t);

@@ -1,8 +1,9 @@
 // The memory-bound work Transformer Engine does around context-parallel attention, beside the attention kernels and
 // the exchanges themselves (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py, in the
 // sbhd layout Megatron-Core hands it): the ring's merging of partial outputs and gradients, the reordering copies
-// around the all-to-alls, and the reordering and accumulation around the K/V all-gather. Zero without context
-// parallelism, and for attention that PyTorch runs (scaled_dot_product_attention), whose ring merges otherwise.
+// around the all-to-alls, and the reordering and accumulation around the K/V all-gather; and where PyTorch runs the
+// attention (torchtitan), its ring attention's merges in fp32 (torch/distributed/tensor/experimental/_attention.py).
+// Zero without context parallelism.
 #pragma once
 
 #include "perf/layer_cost.hpp"
