@@ -17,6 +17,16 @@ std::int64_t comm_buffer_bytes(const std::string& command) {
   return nlohmann::json::parse(r.out).at("per_gpu").at("comm_buffers").get<std::int64_t>();
 }
 
+// The bytes of the worst stage's term whose name starts with `prefix`, or -1.
+std::int64_t term_bytes(const std::string& command, const std::string& prefix) {
+  const auto r = run_cli(command);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const nlohmann::json parsed = nlohmann::json::parse(r.out);
+  for (const auto& term : parsed.at("per_gpu").at("terms"))
+    if (term.at("name").get<std::string>().rfind(prefix, 0) == 0) return term.at("bytes").get<std::int64_t>();
+  return -1;
+}
+
 }  // namespace memory_cli_test
 
 TEST(MemoryCli, WorkedExampleSevenBillionAdamFp16) {
@@ -180,4 +190,18 @@ TEST(MemoryCli, DeepSpeedZeroThreeBucketAndPrefetchFollowTheConfig) {
   const std::int64_t defaults = memory_cli_test::comm_buffer_bytes(job);
   EXPECT_EQ(defaults - memory_cli_test::comm_buffer_bytes(job + " --reduce-bucket-size 1e8"), 400'000'000LL * 2);
   EXPECT_EQ(defaults - memory_cli_test::comm_buffer_bytes(job + " --stage3-prefetch-bucket-size 1e7"), 40'000'000LL * 2);
+}
+
+// The embedding and the output layer are modules of their own: DeepSpeed ZeRO-3 fetches one of them at a time, and
+// torchtitan wraps tok_embeddings and [norm, output] as separate FSDP2 units. Llama 2 7B (vocabulary 32000, hidden
+// 4096): the largest module is one 32000 x 4096 table, fetched beside the default stage3_prefetch_bucket_size of
+// 5e7 elements (zero/config.py), in bf16. Llama 3.1 8B under torchtitan: one 128256 x 4096 table, current and
+// prefetched, in bf16.
+TEST(MemoryCli, ZeroThreeGathersOneVocabularyTableAtATime) {
+  EXPECT_EQ(memory_cli_test::term_bytes("memory --model llama-2-7b --framework deepspeed --gpus 8 --zero 3 --json",
+                                        "ZeRO-3 gathered parameters"),
+            (32000LL * 4096 + 50'000'000) * 2);
+  EXPECT_EQ(memory_cli_test::term_bytes("memory --model llama-3.1-8b --framework torchtitan --gpus 8 --json",
+                                        "ZeRO-3 gathered parameters"),
+            2 * 128256LL * 4096 * 2);
 }

@@ -220,10 +220,14 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
   // With one rank per replica ZeRO-3 has nothing to shard and gathers nothing (PyTorch FSDP runs NO_SHARD at world
   // size 1): no gather or reduce-scatter buffers, the same bytes as ZeRO-0 to 2.
   const bool gathers = v.zero == 3 && std::max(dense_sharding_, expert_sharding_) > 1;
+  // The embedding and the output layer are modules (FSDP units) of their own: one of their tables at a time.
+  const double table =
+      job_->model != nullptr ? std::min(sp.vocab_rows * static_cast<double>(job_->model->hidden), sp.embedding)
+                             : sp.embedding;
   if (gathers && l.framework == Framework::deepspeed) {
     // DeepSpeed gathers module by module: the module running plus stage3_prefetch_bucket_size elements fetched
     // ahead (at most stage3_max_live_parameters).
-    const double module = std::max(sp.largest_weight, sp.embedding);
+    const double module = std::max(sp.largest_weight, table);
     const Overheads& o = job_->inputs->overheads;
     comm.add("ZeRO-3 gathered parameters (current module + stage3_prefetch_bucket_size elements)",
              std::min(module + o.zero3_prefetch_elements, o.zero3_max_live_elements) * sb.weights,
@@ -235,14 +239,12 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
     comm.add("ZeRO-3 gradient bucket (reduce_bucket_size elements)", o.zero_reduce_bucket_elements * sb.weights,
              "DeepSpeed stage3.py _setup_for_real_optimizer: the IPG bucket buffer, torch.empty(reduce_bucket_size)");
     // One table of the embedding or output layer at most: their gradients come at opposite ends of the backward.
-    const double table =
-        job_->model != nullptr ? sp.vocab_rows * static_cast<double>(job_->model->hidden) : sp.embedding;
     comm.add("ZeRO-3 gradient of the largest parameter before its copy into the bucket",
-             std::max(sp.largest_weight, std::min(table, sp.embedding)) * sb.weights,
+             std::max(sp.largest_weight, table) * sb.weights,
              "DeepSpeed stage3.py: each parameter's gradient is copied into the bucket as its hook fires");
   } else if (gathers) {
     // FSDP2 (torchtitan) and Megatron-FSDP gather a whole layer, and the next one ahead of its use.
-    const double unit = std::max(sp.largest_layer, sp.embedding);
+    const double unit = std::max(sp.largest_layer, table);
     comm.add("ZeRO-3 gathered parameters (current and prefetched layer)", 2.0 * unit * sb.weights,
              "FSDP2 forward/backward prefetch of one module; Megatron-FSDP double buffer");
     comm.add("ZeRO-3 unsharded gradients of one unit before reduce-scatter", unit * sb.gradients,
