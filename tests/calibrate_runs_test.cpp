@@ -2,6 +2,8 @@
 // constants to them, and the file --perf reads back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,20 +37,28 @@ std::vector<MeasuredRun> measured(const std::vector<api::detail::RunRecord>& rec
   return runs;
 }
 
-// Calibrated on runs[i] alone, the model must predict every other run of the set better than uncalibrated; where
-// the uncalibrated model is already within 1 % of them, one run's measurement noise cannot improve on it, and the
-// calibrated model must stay within 1 %.
+// Calibrated on runs[i] alone, the model must predict every other run of the set better than uncalibrated. Where
+// the uncalibrated model is already within 1 % of them, or closer to them on average than the calibration run's own
+// measured time is (runs of one recipe at different scales differ by up to 3 % in DGX Cloud's tables), one run's
+// measurement noise cannot improve on it: the calibrated model must then stay within 1 %, or within the largest of
+// those differences.
 void expect_one_run_calibrates(const std::vector<MeasuredRun>& runs, std::size_t i, const char* set) {
   constexpr double kAlreadyWithin = 0.01;
   const PerfConstants start = *runs[i].inputs.perf;
   const PerfConstants fitted = fit_perf_constants({runs[i]}, start, run_calibration_parameters(), 0.02);
   std::vector<MeasuredRun> rest = runs;
   rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+  double spread_mean = 0, spread_max = 0;   // of the calibration run's measured time from the others'
+  for (const MeasuredRun& r : rest) {
+    const double d = std::abs(r.step_s - runs[i].step_s) / r.step_s;
+    spread_mean += d / static_cast<double>(rest.size());
+    spread_max = std::max(spread_max, d);
+  }
   const double before = mean_abs_percentage_error(rest, start), after = mean_abs_percentage_error(rest, fitted);
-  if (before > kAlreadyWithin)
+  if (before > std::max(kAlreadyWithin, spread_mean))
     EXPECT_LT(after, before) << set << ": calibrated on " << runs[i].label;
   else
-    EXPECT_LE(after, kAlreadyWithin) << set << ": calibrated on " << runs[i].label;
+    EXPECT_LE(after, std::max(kAlreadyWithin, spread_max)) << set << ": calibrated on " << runs[i].label;
   std::printf("%s, calibrated on %s: MAPE of the other %zu runs %.1f%% -> %.1f%%\n", set, runs[i].label.c_str(),
               rest.size(), 100 * before, 100 * after);
 }

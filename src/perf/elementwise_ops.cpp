@@ -4,6 +4,7 @@
 #include "perf/elementwise_ops.hpp"
 
 #include "model/param_parts.hpp"
+#include "perf/layer_comm.hpp"
 
 namespace gpuplan::perf {
 
@@ -50,6 +51,13 @@ ElementwisePasses rope_passes(bool eager, double e) {
   return eager ? ElementwisePasses{10 * e, 14 * e, 5, 7} : fused(2 * e);
 }
 
+void add_bytes(ElementwisePasses& total, const ElementwisePasses& bytes) {
+  total.forward_bytes += bytes.forward_bytes;
+  total.backward_bytes += bytes.backward_bytes;
+  total.forward_kernels += bytes.forward_kernels;
+  total.backward_kernels += bytes.backward_kernels;
+}
+
 ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, double act_elems) {
   const double e = s.element_bytes;
   const bool eager = s.eager_elementwise;
@@ -66,6 +74,7 @@ ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, d
     const double rotated = s.tokens * (heads + static_cast<double>(m.kv_heads)) * qk / s.tp;
     add(total, rope_passes(eager, e), rotated, 2);
   }
+  add_bytes(total, qkv_split_passes(m, s));
   // Eager attention hands its output back as (batch, heads, sequence, dim) views: transpose(1, 2).contiguous()
   // copies it for the output projection; the copy's backward is a view.
   if (eager) add(total, {2 * e, 0, 1, 0}, s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) / s.tp);
@@ -73,6 +82,37 @@ ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, d
 }
 
 }  // namespace
+
+// Megatron-Core (transformer/attention.py, get_query_key_value_tensors) views the fused QKV output as
+// [s, b, groups, (heads per group + 2) x head dim], splits it along the last dimension (TE's SplitAlongDim) and
+// reshapes the query to [s, b, heads, head dim]: a copy unless the heads per group or the groups are one. Rotary
+// embedding replaces q and k by new tensors, leaving v a strided view, which Transformer Engine's get_qkv_layout
+// (dot_product_attention/utils.py) recognises in no supported layout and makes contiguous; without rotary
+// embedding multi-head attention keeps its interleaved q, k and v (sbh3d) and nothing moves, while grouped
+// attention copies the query and K and V. Backward, SplitAlongDim concatenates dq, dk and dv into the QKV gradient
+// (torch.cat) unless they lie in one buffer as the split left them, which separate gradients do not: what
+// Megatron-Core's fused_single_qkv_rope (off by default) exists to avoid.
+ElementwisePasses qkv_split_passes(const ModelConfig& m, const MicrobatchShape& s) {
+  if (s.torch_sdpa || m.mla.enabled) return {};
+  const double groups = static_cast<double>(m.kv_heads), per_group = static_cast<double>(m.heads) / groups;
+  const bool rope = m.positions == PositionKind::rotary;
+  if (!rope && per_group == 1) return {};
+  const AttentionBytes b = attention_bytes(m, s);
+  const double v = b.kv * static_cast<double>(detail::v_head_dim(m)) /
+                   static_cast<double>(detail::qk_head_dim(m) + detail::v_head_dim(m));
+  ElementwisePasses p;
+  if (rope) {
+    const bool query_copied = groups > 1 && per_group > 1;
+    p.forward_bytes = 2 * ((query_copied ? b.q : 0) + v);
+    p.forward_kernels = (query_copied ? 1 : 0) + 1;
+  } else {   // q by the reshape or by TE, k and v by TE
+    p.forward_bytes = 2 * (b.q + b.kv);
+    p.forward_kernels = 3;
+  }
+  p.backward_bytes = 2 * (b.q + b.kv);
+  p.backward_kernels = 1;
+  return p;
+}
 
 ElementwisePasses norm_passes(NormKind norm, bool eager, double element_bytes) {
   // torch's layer_norm is one native kernel each way, as a fused one.

@@ -21,6 +21,11 @@ struct ElementwisePasses {
 // One norm, per element of its input (`element_bytes`: the activation dtype; 4 under fp32 training).
 ElementwisePasses norm_passes(NormKind norm, bool eager, double element_bytes);
 
+// The copies around Megatron-Core's split of the fused QKV projection for Transformer Engine's attention, in bytes
+// per layer and microbatch on one rank (zero for attention PyTorch runs, and for MLA, whose assembly is priced with
+// its projections). See qkv_split_passes in elementwise_ops.cpp.
+ElementwisePasses qkv_split_passes(const ModelConfig& m, const MicrobatchShape& s);
+
 // A layer's elementwise work for one microbatch on one rank; `act_elems` are the elements entering the activation
 // function (tokens x FFN width on this rank).
 Cost elementwise_cost(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, double act_elems);
