@@ -180,3 +180,17 @@ TEST(EmittedOptions, NemoOverridesAreRecipeAttributes) {
     }
   }
 }
+
+// Flash attention is priced as Transformer Engine's fused (cuDNN) kernels (the H100 and B200 efficiencies of
+// data/perf.json and data/gemm/), which NVIDIA's Llama-3 8B FP8 example asks for with --attention-backend fused
+// (tests/data/frameworks/megatron/train_llama3_8b_h100_fp8.sh). Megatron's 'flash' would force the flash-attn
+// package, whose kernels run at other rates; eager attention is Megatron's 'unfused'.
+TEST(EmittedOptions, FlashAttentionIsWrittenAsTransformerEnginesFusedBackend) {
+  for (const std::string framework : {"megatron", "nemo"}) {
+    const std::string option = framework == "megatron" ? "--attention-backend " : "model.config.attention_backend=";
+    json job = jobs(framework).at(0);
+    EXPECT_NE(files_of(job).dump().find(option + "fused"), std::string::npos) << framework;
+    job["attention"] = "eager";
+    EXPECT_NE(files_of(job).dump().find(option + "unfused"), std::string::npos) << framework;
+  }
+}
