@@ -86,6 +86,7 @@ void add_torch_ring(const AttentionBytes& b, double element_bytes, double ranks,
 
 CpBookkeeping cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s) {
   CpBookkeeping t;
+  if (s.cp_ring_ranks <= 1 && s.cp_a2a_ranks <= 1 && s.cp_gather_ranks <= 1) return t;
   const AttentionBytes b = attention_bytes(model, s);
   if (s.torch_sdpa) {
     add_torch_ring(b, s.element_bytes, s.cp_ring_ranks, t);
