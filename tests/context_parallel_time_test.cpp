@@ -142,6 +142,15 @@ gpuplan::perf::MicrobatchShape local_tokens() {
   return s;
 }
 
+// The bookkeeping of `kv_heads` groups over `ranks` ranks of the exchange `field` names.
+gpuplan::perf::ElementwisePasses priced(std::int64_t kv_heads, double gpuplan::perf::MicrobatchShape::*field,
+                                        double ranks, bool torch_sdpa = false) {
+  gpuplan::perf::MicrobatchShape s = local_tokens();
+  s.*field = ranks;
+  s.torch_sdpa = torch_sdpa;
+  return gpuplan::perf::cp_bookkeeping(llama8b_attention(kv_heads), s);
+}
+
 constexpr double kQ = 4096.0 * 32 * 128 * 2;       // the local queries, and as much the output and its gradient
 constexpr double kKV = 2 * 4096.0 * 8 * 128 * 2;   // the local keys and values together
 
@@ -149,9 +158,7 @@ constexpr double kKV = 2 * 4096.0 * 8 * 128 * 2;   // the local keys and values 
 
 TEST(ContextParallelBookkeeping, TheRingOfTwoMergesItsPartialResults) {
   using namespace cp_bookkeeping_test;
-  gpuplan::perf::MicrobatchShape s = local_tokens();
-  s.cp_ring_ranks = 2;
-  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  const auto t = priced(8, &gpuplan::perf::MicrobatchShape::cp_ring_ranks, 2);
   // Forward on rank 1, which attends with its whole query at both steps: torch.cat of K and V into the send
   // buffer (read + write), the first step's output rescaled (read + write), the second's rescaled and added (read
   // both, write one); kernels: the cat, two output merges, the last softmax-statistics merge.
@@ -170,9 +177,7 @@ TEST(ContextParallelBookkeeping, TheBusiestRankOfALongRingPacesIt) {
   // every step but the last (copy, 6 adds, then half added and half copied) and the second half of its query
   // gradients (half copied, 6 half adds, then half copied and half added); rank 7 the reverse. Rank 0 moves more.
   using namespace cp_bookkeeping_test;
-  gpuplan::perf::MicrobatchShape s = local_tokens();
-  s.cp_ring_ranks = 8;
-  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(32), s);
+  const auto t = priced(32, &gpuplan::perf::MicrobatchShape::cp_ring_ranks, 8);
   const double kv = 2 * kQ;
   const double rank0 = (kQ + 6 * 1.5 * kQ + (kQ + 1.5 * kQ)) + (2 * kv + 6 * 3 * kv + (1.5 * kv + kv));
   const double rank7 = (2 * kQ + 7 * 3 * kQ) + (kv + 6 * 1.5 * kv + 3 * kv);
@@ -186,9 +191,7 @@ TEST(ContextParallelBookkeeping, AllToAllsCopyTwiceAroundEachExchange) {
   // flash_attn_a2a_communicate: movedim(...).contiguous() on one side of each all-to-all, index_select of the
   // sequence chunks on the other, for Q, K, V and the output forward and their gradients backward.
   using namespace cp_bookkeeping_test;
-  gpuplan::perf::MicrobatchShape s = local_tokens();
-  s.cp_a2a_ranks = 8;
-  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  const auto t = priced(8, &gpuplan::perf::MicrobatchShape::cp_a2a_ranks, 8);
   const double tensors = kQ + kKV + kQ;
   EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * 2 * tensors);
   EXPECT_DOUBLE_EQ(t.backward_bytes, 2 * 2 * tensors);
@@ -201,9 +204,7 @@ TEST(ContextParallelBookkeeping, TheAllGatherReordersAndAccumulatesTheWholeSeque
   // gather reordered again, the two dq chunks copied, dK/dV added over 9/8 of the sequence (chunk ranks + 1 and
   // 2 x 4 - rank of the 8 chunks) and reordered for the reduce-scatter.
   using namespace cp_bookkeeping_test;
-  gpuplan::perf::MicrobatchShape s = local_tokens();
-  s.cp_gather_ranks = 4;
-  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  const auto t = priced(8, &gpuplan::perf::MicrobatchShape::cp_gather_ranks, 4);
   const double whole = 4 * kKV;
   EXPECT_DOUBLE_EQ(t.forward_bytes, 2 * whole + 2 * kQ);
   EXPECT_DOUBLE_EQ(t.backward_bytes, whole + 2 * whole + 2 * kQ + 3 * whole * 9 / 8 + 2 * whole);
@@ -219,10 +220,7 @@ TEST(ContextParallelBookkeeping, PyTorchsRingMergesInFp32) {
   // _attention.py) with fp32 merging, eager op by op. Over 2 ranks, in elements of Q (and the output) and of K + V:
   using namespace cp_bookkeeping_test;
   const double q = kQ / 2, kv = kKV / 2;
-  gpuplan::perf::MicrobatchShape s = local_tokens();
-  s.cp_ring_ranks = 2;
-  s.torch_sdpa = true;
-  const gpuplan::perf::CpBookkeeping t = gpuplan::perf::cp_bookkeeping(llama8b_attention(8), s);
+  const auto t = priced(8, &gpuplan::perf::MicrobatchShape::cp_ring_ranks, 2, true);
   // Forward, rank 1: key/value .contiguous() (2 + 2 B), one torch.cat to send them (2 + 2 B), both steps' outputs
   // cast to fp32 (2 + 4 B each), one merge out - sigmoid(..) * (out - out_1): a subtraction (4 + 4 + 4 B), a product
   // (4 + 4 B) and a subtraction (4 + 4 + 4 B), and the cast back (4 + 2 B).

@@ -13,7 +13,7 @@ namespace {
 // (read and write) for the first, a read of both and a write for each later one. With the load-balanced split a
 // rank's step sees its whole query or only the second half of it, and the whole keys or only their first half,
 // depending on where it stands in the ring; the ring advances at the pace of its busiest rank.
-void add_ring(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
+void add_ring(const AttentionBytes& b, double ranks, ElementwisePasses& t) {
   if (ranks <= 1) return;
   const double later = ranks - 1;
   // Forward: K and V packed into the first send buffer (torch.cat); the last rank's every step covers its whole
@@ -35,7 +35,7 @@ void add_ring(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
 // rank-major (movedim(...).contiguous()) or its sequence chunks put back in order (index_select), after it the
 // other of the two; each a copy. Forward: Q, K and V, then the output; backward: the output's gradient, then dq,
 // dk and dv.
-void add_all_to_all(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
+void add_all_to_all(const AttentionBytes& b, double ranks, ElementwisePasses& t) {
   if (ranks <= 1) return;
   const double copied = 2 * 2 * (b.q + b.kv + b.o);
   t.forward_bytes += copied;
@@ -49,7 +49,7 @@ void add_all_to_all(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
 // reorders again, zeroes the whole sequence's dK and dV, copies the two dq chunks into place, adds each chunk's dK
 // and dV over the keys it saw ((2 ranks + 1) / (2 ranks) of the sequence in all), and reorders them for the
 // reduce-scatter.
-void add_all_gather(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
+void add_all_gather(const AttentionBytes& b, double ranks, ElementwisePasses& t) {
   if (ranks <= 1) return;
   const double whole_kv = ranks * b.kv;
   t.forward_bytes += 2 * whole_kv + 2 * b.o;
@@ -68,7 +68,7 @@ void add_all_gather(const AttentionBytes& b, double ranks, CpBookkeeping& t) {
 //   (_partial_update); dk and dv packed in fp32 for every hop; the results cast back.
 // The last rank of the ring merges whole outputs and query gradients with half K/V gradients, the first rank the
 // reverse; the busier paces the ring.
-void add_torch_ring(const AttentionBytes& b, double element_bytes, double ranks, CpBookkeeping& t) {
+void add_torch_ring(const AttentionBytes& b, double element_bytes, double ranks, ElementwisePasses& t) {
   if (ranks <= 1) return;
   const double e = element_bytes, f = 4, later = ranks - 1;
   const double q = b.q / e, kv = b.kv / e;   // elements
@@ -84,8 +84,8 @@ void add_torch_ring(const AttentionBytes& b, double element_bytes, double ranks,
 
 }  // namespace
 
-CpBookkeeping cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s) {
-  CpBookkeeping t;
+ElementwisePasses cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s) {
+  ElementwisePasses t;
   if (s.cp_ring_ranks <= 1 && s.cp_a2a_ranks <= 1 && s.cp_gather_ranks <= 1) return t;
   const AttentionBytes b = attention_bytes(model, s);
   if (s.torch_sdpa) {
@@ -99,11 +99,7 @@ CpBookkeeping cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s)
 }
 
 Cost cp_bookkeeping_cost(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s) {
-  const CpBookkeeping t = cp_bookkeeping(model, s);
-  Cost c;
-  c.forward_s = memory_bound_s(mc, t.forward_bytes, t.forward_kernels);
-  c.backward_s = memory_bound_s(mc, t.backward_bytes, t.backward_kernels);
-  return c;
+  return memory_bound_cost(mc, cp_bookkeeping(model, s));
 }
 
 }  // namespace gpuplan::perf

@@ -6,16 +6,12 @@
 // Zero without context parallelism.
 #pragma once
 
-#include "perf/layer_cost.hpp"
+#include "perf/elementwise_ops.hpp"
 
 namespace gpuplan::perf {
 
 // Bytes moved and kernels launched for one layer and microbatch on the busiest rank.
-struct CpBookkeeping {
-  double forward_bytes = 0, backward_bytes = 0;
-  double forward_kernels = 0, backward_kernels = 0;
-};
-CpBookkeeping cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s);
+ElementwisePasses cp_bookkeeping(const ModelConfig& model, const MicrobatchShape& s);
 
 // The same as time: memory-bound kernels at memory_bound_efficiency of the HBM bandwidth.
 Cost cp_bookkeeping_cost(const Machine& mc, const ModelConfig& model, const MicrobatchShape& s);

@@ -51,13 +51,6 @@ ElementwisePasses rope_passes(bool eager, double e) {
   return eager ? ElementwisePasses{10 * e, 14 * e, 5, 7} : fused(2 * e);
 }
 
-void add_bytes(ElementwisePasses& total, const ElementwisePasses& bytes) {
-  total.forward_bytes += bytes.forward_bytes;
-  total.backward_bytes += bytes.backward_bytes;
-  total.forward_kernels += bytes.forward_kernels;
-  total.backward_kernels += bytes.backward_kernels;
-}
-
 ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, double act_elems) {
   const double e = s.element_bytes;
   const bool eager = s.eager_elementwise;
@@ -74,7 +67,7 @@ ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, d
     const double rotated = s.tokens * (heads + static_cast<double>(m.kv_heads)) * qk / s.tp;
     add(total, rope_passes(eager, e), rotated, 2);
   }
-  add_bytes(total, qkv_split_passes(m, s));
+  add(total, qkv_split_passes(m, s), 1);
   // Eager attention hands its output back as (batch, heads, sequence, dim) views: transpose(1, 2).contiguous()
   // copies it for the output projection; the copy's backward is a view.
   if (eager) add(total, {2 * e, 0, 1, 0}, s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) / s.tp);
@@ -121,10 +114,13 @@ ElementwisePasses norm_passes(NormKind norm, bool eager, double element_bytes) {
 }
 
 Cost elementwise_cost(const Machine& mc, const ModelConfig& m, const MicrobatchShape& s, double act_elems) {
-  const ElementwisePasses p = layer_passes(m, s, act_elems);
+  return memory_bound_cost(mc, layer_passes(m, s, act_elems));
+}
+
+Cost memory_bound_cost(const Machine& mc, const ElementwisePasses& passes) {
   Cost c;
-  c.forward_s = memory_bound_s(mc, p.forward_bytes, p.forward_kernels);
-  c.backward_s = memory_bound_s(mc, p.backward_bytes, p.backward_kernels);
+  c.forward_s = memory_bound_s(mc, passes.forward_bytes, passes.forward_kernels);
+  c.backward_s = memory_bound_s(mc, passes.backward_bytes, passes.backward_kernels);
   return c;
 }
 

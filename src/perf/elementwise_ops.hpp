@@ -18,6 +18,9 @@ struct ElementwisePasses {
   double forward_kernels = 0, backward_kernels = 0;
 };
 
+// Passes moving these bytes in these kernels, forward and backward, as memory-bound time.
+Cost memory_bound_cost(const Machine& mc, const ElementwisePasses& passes);
+
 // One norm, per element of its input (`element_bytes`: the activation dtype; 4 under fp32 training).
 ElementwisePasses norm_passes(NormKind norm, bool eager, double element_bytes);
 
