@@ -88,6 +88,7 @@ TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelAndReleaseBetter) {
   defaults.cluster.system = "dgx-h100";
   defaults.sequence_parallel = true;  // every recipe (the file's header): sequence parallelism, distributed optimizer
   defaults.zero = 1;
+  defaults.tp_overlap = true;  // GPT-3's rows say on; the Llama rows leave it empty, NeMo's launcher default is on
   const auto records = api::detail::read_runs(file(kValidation + "dgxc-h100-bf16.csv"), defaults);
   ASSERT_EQ(records.size(), 38u);
   std::map<std::string, std::vector<MeasuredRun>> newer_release_by_model;
@@ -106,6 +107,25 @@ TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelAndReleaseBetter) {
   for (const auto& [model, runs] : newer_release_by_model) {
     ASSERT_GE(runs.size(), 3u) << model;
     expect_one_run_calibrates(runs, 0, model.c_str());
+  }
+}
+
+// TP overlap: a row's own column wins; a row that leaves it empty, or a table without the column, takes the
+// request's default (--tp-overlap), as sequence parallelism does.
+TEST(CalibrateRuns, TpOverlapFromRowOrDefault) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-h100";
+  const std::string csv = "model,tp,gpus,global_batch,tp_overlap,step_s\n"
+                          "llama-3.1-8b,2,8,32,off,5\n"
+                          "llama-3.1-8b,2,8,32,,5\n";
+  for (const bool given : {false, true}) {
+    defaults.tp_overlap = given;
+    const auto runs = api::detail::read_runs({"runs.csv", csv}, defaults);
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_FALSE(runs[0].request.timing.tp_overlap) << "the row says off";
+    EXPECT_EQ(runs[1].request.timing.tp_overlap, given) << "the row leaves it empty";
+    const auto no_column = api::detail::read_runs({"runs.csv", "model,tp,gpus,step_s\nllama-3.1-8b,2,8,5\n"}, defaults);
+    EXPECT_EQ(no_column.at(0).request.timing.tp_overlap, given);
   }
 }
 

@@ -183,7 +183,7 @@ RunRecord record(const Row& row, const CalibrateRequest& defaults) {
   if (row.has("nodes")) r.cluster.nodes = row.integer("nodes");
   r.hardware.gpu = row.has("gpu") ? std::optional(row.text("gpu")) : defaults.gpu;
   r.hardware.catalog = defaults.catalog;
-  if (row.has("tp_overlap")) r.timing.tp_overlap = row.flag("tp_overlap");
+  r.timing.tp_overlap = row.has("tp_overlap") ? row.flag("tp_overlap") : defaults.tp_overlap;
   if (row.has("dp_overlap")) r.timing.dp_overlap = row.flag("dp_overlap");
   if (row.has("grad_nan_check")) r.training.grad_nan_check = row.flag("grad_nan_check");
   if (row.has("tp_overlap_sms")) r.timing.tp_overlap_sms = row.number("tp_overlap_sms", "a number of SMs >= 0");

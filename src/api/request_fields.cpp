@@ -498,6 +498,8 @@ FieldList fields_of(CalibrateRequest& r) {
         "KIND");
   f.add(&r.sequence_parallel, "sequence_parallel", "sequence_parallel",
         "Runs with tp > 1 that do not say use sequence parallelism", kTiming);
+  f.add(&r.tp_overlap, "tp_overlap", "tp_overlap",
+        "Runs with tp > 1 that do not say overlap TP communication with their GEMMs (--tp-overlap)", kTiming);
   f.add(&r.zero, "zero", "zero", "ZeRO stage of runs that do not say (1 = Megatron distributed optimizer; default 0)",
         kTiming, Bounds{.minimum = 0, .maximum = 3});
   f.add(&r.out, "out", "out", "Write the calibration JSON here (with --runs: a --perf file)", kOutput, "FILE");

@@ -250,11 +250,12 @@ struct CalibrateRequest {
   std::vector<FileInput> logs;                 // nccl-tests outputs (--calibrate FILE...)
   // gpuplan calibrate --runs: measured step times (CSV tables, Megatron-LM logs) the compute model is fitted to,
   // from the constants of data/perf.json and `perf`; rows that do not say take precision, recompute, attention,
-  // sequence parallelism (with tp > 1), zero and cluster.system from here.
+  // sequence parallelism and TP overlap (with tp > 1), zero and cluster.system from here.
   std::vector<FileInput> runs;
   std::vector<FileInput> perf;
   std::optional<std::string> precision, recompute, attention;
   bool sequence_parallel = false;
+  bool tp_overlap = false;                     // rows with tp > 1 that do not say overlap TP communication
   std::optional<std::int64_t> zero;
   std::optional<std::string> collective;       // when the logs do not say
   std::optional<std::int64_t> ranks;
