@@ -2,7 +2,8 @@
 """Independent oracle: the bytes and kernels of eager PyTorch's elementwise ops in a Llama-style layer.
 
 Runs each op as Hugging Face transformers' Llama modules write it (LlamaRMSNorm, LlamaMLP's gate, apply_rotary_pos_emb,
-the attention output's transpose(1, 2).contiguous()) and, for comparison, torch's native layer_norm and gelu,
+the attention output's transpose(1, 2).contiguous()), torchtitan's repeat_kv and, for comparison, torch's native
+layer_norm and gelu,
 under a dispatch mode that logs every aten op of the forward and of autograd's backward. Each op that is not a
 view is one kernel; it reads the distinct elements of its tensor inputs (a broadcast input once) and writes its
 outputs. Prints one JSON object per op: bytes per element of the op's main input and kernels, forward and backward.
@@ -37,7 +38,9 @@ class KernelLog(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        is_view = any(r.alias_info is not None for r in func._schema.returns)
+        # _unsafe_view (reshape's view of a fresh copy) shares its input's storage without saying so in its schema.
+        is_view = func is torch.ops.aten._unsafe_view.default or any(
+            r.alias_info is not None for r in func._schema.returns)
         inputs = [a for a in tree_flatten((args, kwargs or {}))[0] if isinstance(a, torch.Tensor)]
         outputs = [a for a in tree_flatten(out)[0] if isinstance(a, torch.Tensor)]
         if not is_view and outputs:
@@ -78,6 +81,13 @@ def hf_rope(q, cos, sin):
     return (q * cos) + (rotate_half(q) * sin)
 
 
+def repeat_kv(x, n_rep):
+    """torchtitan/models/llama3/model/model.py: grouped K or V expanded to every query head."""
+    bs, slen, n_kv_heads, head_dim = x.shape
+    return torch.unsqueeze(x, dim=3).expand(bs, slen, n_kv_heads, n_rep, head_dim).reshape(
+        bs, slen, n_kv_heads * n_rep, head_dim)
+
+
 def residual_join(inputs, elements):
     """The residual add x + branch(x): forward one add; backward the add that joins the branch's gradient to the
     stream's, measured as the block's backward less the branch's own."""
@@ -110,6 +120,13 @@ def measurements():
         "residual add (x + branch(x))": residual_join((leaf(tokens, hidden),), n),
         "attention output transpose(1, 2).contiguous()":
             traffic((leaf(1, heads, tokens, head_dim),), lambda o: o.transpose(1, 2).contiguous(), q),
+        # PyTorch's fused scaled_dot_product_attention kernels (flash, memory-efficient) write a (batch, sequence,
+        # heads, dim) buffer and return it as its transposed view (aten/src/ATen/native/transformers/cuda/
+        # attention.cu): the module's transpose(1, 2).contiguous() then finds it contiguous.
+        "fused attention output transpose(1, 2).contiguous()":
+            traffic((leaf(1, tokens, heads, head_dim),), lambda o: o.transpose(1, 2).transpose(1, 2).contiguous(), q),
+        "repeat_kv (torchtitan, 4 query heads per group, per K or V element)":
+            traffic((leaf(1, tokens, heads // 4, head_dim),), lambda x: repeat_kv(x, 4), q // 4),
     }
 
 

@@ -68,9 +68,13 @@ ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, d
     add(total, rope_passes(eager, e), rotated, 2);
   }
   add(total, qkv_split_passes(m, s), 1);
-  // Eager attention hands its output back as (batch, heads, sequence, dim) views: transpose(1, 2).contiguous()
-  // copies it for the output projection; the copy's backward is a view.
-  if (eager) add(total, {2 * e, 0, 1, 0}, s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) / s.tp);
+  add(total, repeat_kv_passes(m, s), 1);
+  // Eager attention (matmul, softmax, matmul) hands its output back in (batch, heads, sequence, dim) layout:
+  // transpose(1, 2).contiguous() copies it for the output projection; the copy's backward is a view. PyTorch's
+  // fused scaled_dot_product_attention kernels write a (batch, sequence, heads, dim) buffer and return it as a
+  // transposed view (aten/src/ATen/native/transformers/cuda/attention.cu), so the same call copies nothing.
+  if (eager && !s.flash)
+    add(total, {2 * e, 0, 1, 0}, s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) / s.tp);
   return total;
 }
 
@@ -105,6 +109,18 @@ ElementwisePasses qkv_split_passes(const ModelConfig& m, const MicrobatchShape& 
   p.backward_bytes = 2 * (b.q + b.kv);
   p.backward_kernels = 1;
   return p;
+}
+
+// torchtitan's Llama attention (torchtitan/models/llama3/model/model.py, repeat_kv) expands grouped K and V to
+// every query head before scaled_dot_product_attention: unsqueeze and expand are views, the reshape that merges the
+// groups with their copies cannot be one and copies, reading K and V once and writing every head's copy. Backward,
+// expand's gradient sums the copies back (sum_to_size): the same bytes. torch.compile keeps the copy, as the
+// attention kernel reads K and V from memory.
+ElementwisePasses repeat_kv_passes(const ModelConfig& m, const MicrobatchShape& s) {
+  if (!s.repeat_kv) return {};
+  const double grouped = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
+  const double expanded = attention_bytes(m, s).kv;
+  return {grouped + expanded, grouped + expanded, 2, 2};
 }
 
 ElementwisePasses norm_passes(NormKind norm, bool eager, double element_bytes) {

@@ -1,6 +1,6 @@
 // The bandwidth-bound kernels of a decoder layer around its GEMMs and attention: norms, residual adds (with
-// dropout), the activation function, rotary embedding and, in eager PyTorch, the attention output's copy. Two
-// implementations move very different bytes:
+// dropout), the activation function, rotary embedding, the copies around the attention's inputs and, in eager
+// PyTorch attention, the attention output's copy. Two implementations move very different bytes:
 //   fused: Megatron-Core with Transformer Engine or Apex (one kernel per norm, bias-dropout-add, activation and RoPE),
 //     backward twice the forward's traffic;
 //   eager: PyTorch modules that run each tensor op as a kernel of its own (Hugging Face transformers' Llama-style
@@ -28,6 +28,10 @@ ElementwisePasses norm_passes(NormKind norm, bool eager, double element_bytes);
 // per layer and microbatch on one rank (zero for attention PyTorch runs, and for MLA, whose assembly is priced with
 // its projections). See qkv_split_passes in elementwise_ops.cpp.
 ElementwisePasses qkv_split_passes(const ModelConfig& m, const MicrobatchShape& s);
+
+// torchtitan's expansion of grouped K and V to every query head (MicrobatchShape::repeat_kv), per layer and
+// microbatch on one rank. See repeat_kv_passes in elementwise_ops.cpp.
+ElementwisePasses repeat_kv_passes(const ModelConfig& m, const MicrobatchShape& s);
 
 // A layer's elementwise work for one microbatch on one rank; `act_elems` are the elements entering the activation
 // function (tokens x FFN width on this rank).

@@ -14,6 +14,7 @@ AttentionBytes attention_bytes(const ModelConfig& m, const MicrobatchShape& s) {
   b.q = s.tokens * heads * static_cast<double>(detail::qk_head_dim(m)) * s.element_bytes;
   b.kv = detail::kv_chunk_bytes(m, s.tokens, s.tp, s.element_bytes);
   b.o = s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) * s.element_bytes;
+  if (s.repeat_kv) b.kv = b.q + b.o;   // K and V with every query head's copy
   return b;
 }
 
@@ -40,6 +41,7 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.eager_elementwise =
       (l.impl == Impl::hf || l.framework == Framework::torchtitan) && !runs_compiled(tr, l, in.time.tp_overlap);
   s.fp8_amax_pass = s.gemm_element_bytes < s.element_bytes && l.framework == Framework::torchtitan;
+  s.repeat_kv = l.framework == Framework::torchtitan && m.kv_heads < m.heads && !m.mla.enabled;
   s.routed_share = memory::routed_share(tr);
   s.token_drop = tr.moe_capacity_factor > 0;
   s.pad_to_capacity = tr.moe_pad_to_capacity;

@@ -31,6 +31,8 @@ struct LayerComm {
 };
 
 // The local query, key + value and output of one layer on one rank (b x s/cp tokens, heads split over TP).
+// One layer's attention tensors on one rank for one microbatch, in bytes: the query, K and V together (as the
+// attention kernel reads them: expanded to every query head under MicrobatchShape::repeat_kv) and the output.
 struct AttentionBytes {
   double q = 0, kv = 0, o = 0;
 };

@@ -72,6 +72,9 @@ struct MicrobatchShape {
   // PyTorch modules that run each elementwise op as a kernel of its own (elementwise_ops.hpp): Hugging Face's
   // (--impl hf) and torchtitan's without torch.compile.
   bool eager_elementwise = false;
+  // Grouped K and V expanded to every query head before the attention kernel (torchtitan's repeat_kv): a copy each
+  // way (elementwise_ops.cpp, repeat_kv_passes), and the kernel and a CP ring move the expanded tensors.
+  bool repeat_kv = false;
   // fp8 with dynamic tensorwise scaling (torchao's float8 training, which torchtitan runs): each cast needs the
   // tensor's amax first, a reduction over the 16-bit tensor of its own (torchao/float8/float8_utils.py,
   // tensor_to_amax: torch.max(torch.abs(x))). Transformer Engine's delayed scaling takes the amax from its history

@@ -36,7 +36,8 @@ def seconds(extra_bytes, extra_kernels):
 def measured():
     ops = oracle.measurements()
     pick = lambda prefix: next(v for k, v in ops.items() if k.startswith(prefix))
-    return pick("rms_norm"), pick("silu(gate) * up"), pick("rotary embedding"), pick("attention output")
+    # torchtitan's attention runs through PyTorch's fused scaled_dot_product_attention kernels.
+    return pick("rms_norm"), pick("silu(gate) * up"), pick("rotary embedding"), pick("fused attention output")
 
 
 # Fused kernels (Megatron-Core with Transformer Engine) read and write each tensor once forward, one kernel per
@@ -76,14 +77,28 @@ def test_eager_backward_moves_what_autograd_dispatches():
 def test_ops_that_are_one_kernel_either_way_cost_the_same():
     # torch's layer_norm and gelu, and the residual add (and the add that joins its gradient to the stream), are
     # one native kernel each way, as their fused counterparts: a GPT-2-style layer (LayerNorm, GELU, no RoPE)
-    # costs the same eager and compiled but for the attention output's copy.
+    # costs the same eager and compiled with PyTorch's fused attention kernels, and but for the attention output's
+    # copy with eager attention (matmul, softmax, matmul).
     ops = oracle.measurements()
     for name in ("layer_norm (torch native)", "gelu (torch native)", "residual add (x + branch(x))"):
         assert (ops[name]["forward_kernels"], ops[name]["backward_kernels"]) == (1, 1), name
-    copy = ops["attention output transpose(1, 2).contiguous()"]
     gpt = ("--model", "gpt2", "--layers", "12", "--hidden", "2048", "--heads", "16", "--ffn-hidden", "8192",
            "--max-positions", str(TOKENS))
-    eager, compiled = breakdown(model=gpt), breakdown("--compile", model=gpt)
-    extra_bytes = 12 * copy["forward_bytes"] * TOKENS * 2048
-    assert eager["forward"] - compiled["forward"] == pytest.approx(seconds(extra_bytes, 12), rel=0.01)
-    assert eager["backward"] == pytest.approx(compiled["backward"], rel=1e-9)
+    for attention, output in (("flash", "fused attention output"), ("eager", "attention output")):
+        copy = next(v for k, v in ops.items() if k.startswith(output))
+        eager, compiled = breakdown("--attention", attention, model=gpt), breakdown(
+            "--attention", attention, "--compile", model=gpt)
+        extra_bytes = 12 * copy["forward_bytes"] * TOKENS * 2048
+        extra_kernels = 12 * copy["forward_kernels"]
+        assert eager["forward"] - compiled["forward"] == pytest.approx(seconds(extra_bytes, extra_kernels),
+                                                                       rel=0.01, abs=1e-12), attention
+        assert eager["backward"] == pytest.approx(compiled["backward"], rel=1e-9), attention
+
+
+def test_repeat_kv_moves_what_pytorch_dispatches():
+    # tests/repeat_kv_time_test.cpp prices torchtitan's repeat_kv as one kernel per K or V each way, reading each
+    # element once and writing its copy for every query head of its group (forward), then the reverse (backward,
+    # expand's sum): (1 + 4) x 2 bytes per element at 4 heads per group. PyTorch dispatches exactly that.
+    per_element = next(v for k, v in oracle.measurements().items() if k.startswith("repeat_kv"))
+    assert (per_element["forward_bytes"], per_element["forward_kernels"]) == ((1 + 4) * E, 1)
+    assert (per_element["backward_bytes"], per_element["backward_kernels"]) == ((1 + 4) * E, 1)

@@ -1,0 +1,82 @@
+// torchtitan's Llama attention expands grouped K and V to every query head before PyTorch's attention
+// (torchtitan/models/llama3/model/model.py, repeat_kv: unsqueeze, expand, reshape), counted for one layer of 4096
+// local tokens in bf16 with Llama-3.1-8B's 32 query heads in 8 groups of head dim 128.
+#include <gtest/gtest.h>
+
+#include "gpuplan/estimate.hpp"
+#include "gpuplan/model_io.hpp"
+#include "perf/elementwise_ops.hpp"
+#include "perf/layer_comm.hpp"
+
+namespace repeat_kv_time_test {
+
+gpuplan::ModelConfig llama_attention(std::int64_t kv_heads) {
+  gpuplan::ModelConfig m;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = kv_heads;
+  m.head_dim = 128;
+  m.positions = gpuplan::PositionKind::rotary;
+  return m;
+}
+
+gpuplan::perf::MicrobatchShape torchtitan_tokens() {
+  gpuplan::perf::MicrobatchShape s;
+  s.micro_batch = 1;
+  s.tokens = s.local_sequence = s.keys_per_query = 4096;
+  s.element_bytes = s.gemm_element_bytes = 2;
+  s.torch_sdpa = true;
+  s.repeat_kv = true;
+  return s;
+}
+
+// K and V of 8 heads, and their copies for 32, in bytes.
+constexpr double kGrouped = 4096.0 * 2 * 8 * 128 * 2;
+constexpr double kExpanded = 4096.0 * 2 * 32 * 128 * 2;
+
+}  // namespace repeat_kv_time_test
+
+TEST(RepeatKv, TheReshapeCopiesKAndVForEveryQueryHeadAndItsGradientSumsThemBack) {
+  // Forward: the reshape of the expanded view reads K (and V) once and writes 4 copies; backward, expand's gradient
+  // reads the 4 copies' gradients and writes their sum. One kernel per tensor each way.
+  using namespace repeat_kv_time_test;
+  const auto p = gpuplan::perf::repeat_kv_passes(llama_attention(8), torchtitan_tokens());
+  EXPECT_DOUBLE_EQ(p.forward_bytes, kGrouped + kExpanded);
+  EXPECT_DOUBLE_EQ(p.backward_bytes, kGrouped + kExpanded);
+  EXPECT_DOUBLE_EQ(p.forward_kernels, 2);
+  EXPECT_DOUBLE_EQ(p.backward_kernels, 2);
+}
+
+TEST(RepeatKv, AContextParallelRingPassesTheExpandedKeysAndValues) {
+  // torchtitan's context parallelism replaces scaled_dot_product_attention, which receives the repeated K and V:
+  // each hop of the ring carries the 32 heads' copies, not the 8 heads the projections made.
+  using namespace repeat_kv_time_test;
+  gpuplan::Layout l;
+  l.cp = 2;
+  gpuplan::perf::LayerComm out;
+  double sent = 0;
+  gpuplan::perf::cp_layer_comm(llama_attention(8), l, torchtitan_tokens(), gpuplan::GroupPlacement{2, 2, 1},
+                               [&](gpuplan::Collective, double bytes, const gpuplan::GroupPlacement&) {
+                                 sent = bytes;
+                                 return 1.0;
+                               },
+                               out);
+  EXPECT_DOUBLE_EQ(sent, kExpanded);
+}
+
+TEST(RepeatKv, OnlyTorchtitanRepeatsAndOnlyGroupedHeads) {
+  // Megatron-Core hands grouped K and V to Transformer Engine, whose kernels read each group once; multi-head
+  // attention has nothing to repeat (repeat_kv returns its input when n_rep is 1).
+  gpuplan::EstimateInputs in;
+  in.memory.model = gpuplan::model_from_catalog("llama-3.1-8b");
+  gpuplan::Layout l;
+  l.framework = gpuplan::Framework::torchtitan;
+  EXPECT_TRUE(gpuplan::perf::microbatch_shape(in, l).repeat_kv);
+  l.framework = gpuplan::Framework::megatron;
+  EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).repeat_kv);
+  in.memory.model = gpuplan::model_from_catalog("llama-2-7b");
+  l.framework = gpuplan::Framework::torchtitan;
+  EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).repeat_kv);
+  const auto none = gpuplan::perf::repeat_kv_passes(*in.memory.model, gpuplan::perf::microbatch_shape(in, l));
+  EXPECT_DOUBLE_EQ(none.forward_bytes + none.backward_bytes, 0);
+}
