@@ -120,9 +120,9 @@ def measurements():
         "residual add (x + branch(x))": residual_join((leaf(tokens, hidden),), n),
         "attention output transpose(1, 2).contiguous()":
             traffic((leaf(1, heads, tokens, head_dim),), lambda o: o.transpose(1, 2).contiguous(), q),
-        # PyTorch's fused scaled_dot_product_attention kernels (flash, memory-efficient) write a (batch, sequence,
-        # heads, dim) buffer and return it as its transposed view (aten/src/ATen/native/transformers/cuda/
-        # attention.cu): the module's transpose(1, 2).contiguous() then finds it contiguous.
+        # PyTorch's fused scaled_dot_product_attention kernels (flash, memory-efficient) allocate the output like
+        # the query and return it transposed (aten/src/ATen/native/transformers/cuda/attention.cu): with torchtitan's
+        # (batch, sequence, heads, dim) query the module's transpose(1, 2).contiguous() finds it contiguous.
         "fused attention output transpose(1, 2).contiguous()":
             traffic((leaf(1, tokens, heads, head_dim),), lambda o: o.transpose(1, 2).transpose(1, 2).contiguous(), q),
         "repeat_kv (torchtitan, 4 query heads per group, per K or V element)":

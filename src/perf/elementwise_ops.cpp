@@ -69,11 +69,9 @@ ElementwisePasses layer_passes(const ModelConfig& m, const MicrobatchShape& s, d
   }
   add(total, qkv_split_passes(m, s), 1);
   add(total, repeat_kv_passes(m, s), 1);
-  // Eager attention (matmul, softmax, matmul) hands its output back in (batch, heads, sequence, dim) layout:
-  // transpose(1, 2).contiguous() copies it for the output projection; the copy's backward is a view. PyTorch's
-  // fused scaled_dot_product_attention kernels write a (batch, sequence, heads, dim) buffer and return it as a
-  // transposed view (aten/src/ATen/native/transformers/cuda/attention.cu), so the same call copies nothing.
-  if (eager && !s.flash)
+  // The attention output's transpose(1, 2).contiguous() (MicrobatchShape::attention_output_copied); the copy's
+  // backward is a view.
+  if (s.attention_output_copied)
     add(total, {2 * e, 0, 1, 0}, s.tokens * heads * static_cast<double>(detail::v_head_dim(m)) / s.tp);
   return total;
 }

@@ -40,6 +40,12 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   // Eager PyTorch modules run each elementwise op as a kernel of its own unless torch.compile fuses them.
   s.eager_elementwise =
       (l.impl == Impl::hf || l.framework == Framework::torchtitan) && !runs_compiled(tr, l, in.time.tp_overlap);
+  // Eager attention (matmul, softmax, matmul) returns its output in (batch, heads, sequence, dim) layout, which the
+  // module's transpose(1, 2).contiguous() copies. PyTorch's fused attention kernels allocate the output like the
+  // query (flash_api.cpp, empty_like) and hand it back transposed: torchtitan's query leaves RoPE as (batch,
+  // sequence, heads, dim), so its output comes back contiguous after the same call, which then copies nothing.
+  // Hugging Face's query passes through rotate_half's torch.cat, whose layout is not settled here: copied.
+  s.attention_output_copied = s.eager_elementwise && !(s.flash && l.framework == Framework::torchtitan);
   s.fp8_amax_pass = s.gemm_element_bytes < s.element_bytes && l.framework == Framework::torchtitan;
   s.repeat_kv = l.framework == Framework::torchtitan && m.kv_heads < m.heads && !m.mla.enabled;
   s.routed_share = memory::routed_share(tr);

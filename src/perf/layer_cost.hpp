@@ -72,6 +72,9 @@ struct MicrobatchShape {
   // PyTorch modules that run each elementwise op as a kernel of its own (elementwise_ops.hpp): Hugging Face's
   // (--impl hf) and torchtitan's without torch.compile.
   bool eager_elementwise = false;
+  // The attention output is copied by the module's transpose(1, 2).contiguous() before the output projection
+  // (elementwise_ops.cpp, layer_passes).
+  bool attention_output_copied = false;
   // Grouped K and V expanded to every query head before the attention kernel (torchtitan's repeat_kv): a copy each
   // way (elementwise_ops.cpp, repeat_kv_passes), and the kernel and a CP ring move the expanded tensors.
   bool repeat_kv = false;

@@ -1,6 +1,7 @@
-// torchtitan's Llama attention expands grouped K and V to every query head before PyTorch's attention
-// (torchtitan/models/llama3/model/model.py, repeat_kv: unsqueeze, expand, reshape), counted for one layer of 4096
-// local tokens in bf16 with Llama-3.1-8B's 32 query heads in 8 groups of head dim 128.
+// The copies around torchtitan's attention (torchtitan/models/llama3/model/model.py): repeat_kv expands grouped K
+// and V to every query head before PyTorch's attention (unsqueeze, expand, reshape), counted for one layer of 4096
+// local tokens in bf16 with Llama-3.1-8B's 32 query heads in 8 groups of head dim 128; the output's
+// transpose(1, 2).contiguous() copies only what eager attention returns.
 #include <gtest/gtest.h>
 
 #include "gpuplan/estimate.hpp"
@@ -8,7 +9,7 @@
 #include "perf/elementwise_ops.hpp"
 #include "perf/layer_comm.hpp"
 
-namespace repeat_kv_time_test {
+namespace torchtitan_attention_time_test {
 
 gpuplan::ModelConfig llama_attention(std::int64_t kv_heads) {
   gpuplan::ModelConfig m;
@@ -34,12 +35,12 @@ gpuplan::perf::MicrobatchShape torchtitan_tokens() {
 constexpr double kGrouped = 4096.0 * 2 * 8 * 128 * 2;
 constexpr double kExpanded = 4096.0 * 2 * 32 * 128 * 2;
 
-}  // namespace repeat_kv_time_test
+}  // namespace torchtitan_attention_time_test
 
 TEST(RepeatKv, TheReshapeCopiesKAndVForEveryQueryHeadAndItsGradientSumsThemBack) {
   // Forward: the reshape of the expanded view reads K (and V) once and writes 4 copies; backward, expand's gradient
   // reads the 4 copies' gradients and writes their sum. One kernel per tensor each way.
-  using namespace repeat_kv_time_test;
+  using namespace torchtitan_attention_time_test;
   const auto p = gpuplan::perf::repeat_kv_passes(llama_attention(8), torchtitan_tokens());
   EXPECT_DOUBLE_EQ(p.forward_bytes, kGrouped + kExpanded);
   EXPECT_DOUBLE_EQ(p.backward_bytes, kGrouped + kExpanded);
@@ -50,7 +51,7 @@ TEST(RepeatKv, TheReshapeCopiesKAndVForEveryQueryHeadAndItsGradientSumsThemBack)
 TEST(RepeatKv, AContextParallelRingPassesTheExpandedKeysAndValues) {
   // torchtitan's context parallelism replaces scaled_dot_product_attention, which receives the repeated K and V:
   // each hop of the ring carries the 32 heads' copies, not the 8 heads the projections made.
-  using namespace repeat_kv_time_test;
+  using namespace torchtitan_attention_time_test;
   gpuplan::Layout l;
   l.cp = 2;
   gpuplan::perf::LayerComm out;
@@ -79,4 +80,26 @@ TEST(RepeatKv, OnlyTorchtitanRepeatsAndOnlyGroupedHeads) {
   EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).repeat_kv);
   const auto none = gpuplan::perf::repeat_kv_passes(*in.memory.model, gpuplan::perf::microbatch_shape(in, l));
   EXPECT_DOUBLE_EQ(none.forward_bytes + none.backward_bytes, 0);
+}
+
+TEST(AttentionOutputCopy, OnlyEagerAttentionOutputsAreCopiedForTorchtitan) {
+  // torchtitan's query leaves RoPE contiguous as (batch, sequence, heads, dim); PyTorch's fused attention kernels
+  // allocate their output like it and return it transposed, so output.transpose(1, 2).contiguous() finds it
+  // contiguous. Eager attention's matmul writes (batch, heads, sequence, dim), which the call copies. Megatron-Core
+  // hands Transformer Engine's output on as it is; Hugging Face's modules stay counted as copying.
+  gpuplan::EstimateInputs in;
+  in.memory.model = gpuplan::model_from_catalog("llama-3.1-8b");
+  gpuplan::Layout l;
+  l.framework = gpuplan::Framework::torchtitan;
+  l.impl = gpuplan::Impl::hf;
+  l.attention = gpuplan::Attention::flash;
+  EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
+  l.attention = gpuplan::Attention::eager;
+  EXPECT_TRUE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
+  l.framework = gpuplan::Framework::deepspeed;
+  l.attention = gpuplan::Attention::flash;
+  EXPECT_TRUE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
+  l.framework = gpuplan::Framework::megatron;
+  l.impl = gpuplan::Impl::megatron;
+  EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
 }
