@@ -39,12 +39,16 @@ using gpuplan::test::time_term;
 
 // The same ZeRO-3 job on the same modules under DeepSpeed and under torchtitan: its collectives cost the same, and
 // torchtitan adds FSDP2's copies, twice a gather (forward and backward) and once a reduce-scatter per microbatch.
+// DeepSpeed's reduce bucket is set to one block's share of the parameters, so that its last bucket's reduce-scatter,
+// which waits after the backward, is as long as FSDP2's last unit's.
 TEST(Fsdp2Copies, EveryGatherAndReduceScatterCopiesOnTheComputeStream) {
   const double copy_out = 2 * 2 * kParams / kHbmBps + kBlocks * kKernelS;    // bf16 read, bf16 write
   const double copy_in = (2 + 4) * kParams / kHbmBps + kBlocks * kKernelS;   // bf16 read, fp32 write
   for (const std::int64_t microbatches : {1, 4}) {
     const double torchtitan = time_term(api::run(llama_8b("torchtitan", microbatches)), "zero3_comm");
-    const double deepspeed = time_term(api::run(llama_8b("deepspeed", microbatches)), "zero3_comm");
+    api::EstimateRequest deepspeed_job = llama_8b("deepspeed", microbatches);
+    deepspeed_job.training.reduce_bucket_size = kParams / kBlocks;
+    const double deepspeed = time_term(api::run(deepspeed_job), "zero3_comm");
     const double expected = static_cast<double>(microbatches) * (2 * copy_out + copy_in);
     EXPECT_NEAR(torchtitan - deepspeed, expected, 1e-6 * expected) << microbatches << " microbatches";
   }

@@ -237,6 +237,34 @@ TEST(StepTime, OverlappedCommunicationIsNotFree) {
   EXPECT_GE(part(e, "zero3_comm"), (2 * ag / layers + perf_constants(z.gpu).overlap_slowdown * 2 * ag * (1 - 1 / layers)) * 0.999);
 }
 
+TEST(StepTime, ZeroThreeWaitsForItsLastReduceScatter) {
+  // ZeRO-3 over the 8 GPUs of one node, one microbatch of 8 sequences, so that the compute can hide the collectives:
+  // besides the first layer's gather in each pass, the reduce-scatter of the layer whose gradients come last (FSDP's
+  // last unit) runs after the backward with nothing to hide behind. The rest of the gathers and reduce-scatters
+  // hides behind the forward and the backward, slowing them by overlap_slowdown of its time.
+  auto part = [](const StepEstimate& e, const std::string& n) {
+    for (const auto& [name, t] : e.breakdown)
+      if (name == n) return t;
+    return -1.0;
+  };
+  EstimateInputs z = gpt("megatron-gpt-1.7b", 8, 1, 1, 8, 64, 1);
+  z.memory.layout.zero = 3;
+  z.memory.layout.recompute = Recompute::none;
+  const StepEstimate e = estimate_step(z);
+  const RankPlacement pl = place_ranks(resolve_layout(z.memory), 8, parse_order("tp-cp-ep-dp-pp"));
+  const double params = static_cast<double>(count_params(*z.memory.model).total);
+  // Each collective on the wire, plus the framework's cost of one call (collective_call_s).
+  const PerfConstants pc = perf_constants(z.gpu);
+  const double ag = collective_time_s(z.fabric, Collective::allgather, params * 2, pl.dp) + pc.collective_call_s;
+  const double rs = collective_time_s(z.fabric, Collective::reducescatter, params * 4, pl.dp) + pc.collective_call_s;
+  const double layers = static_cast<double>(z.memory.model->layers);
+  const double slowdown = pc.overlap_slowdown;
+  ASSERT_LT(ag + rs, part(e, "forward"));   // all of it could hide
+  const double expected =
+      2 * ag / layers + rs / layers + slowdown * (2 * (ag - ag / layers) + rs - rs / layers);
+  EXPECT_NEAR(part(e, "zero3_comm"), expected, 1e-6 * expected);
+}
+
 TEST(StepTime, OneF1BBubbleIsPMinusOneOverM) {
   // Uniform stages, no communication: bubble / (m x per-microbatch compute) = (p - 1) / m; interleaved: / v.
   EstimateInputs in = gpt("megatron-gpt-39b", 4, 1, 4, 1, 8, 1);

@@ -152,6 +152,7 @@ class StepModel {
   double bucket_time(Collective c, double bytes, double& full) const;
   StageTime stage_time(std::size_t stage, const Layout& variant, double& recomputed_layers) const;
   void add_data_parallel(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
+  double zero3_last_reduce_share(std::size_t stage) const;
   void add_optimizer(std::size_t stage, const Layout& variant, StageTime& st, StepTotals& totals) const;
   void add_nvme_traffic(const Layout& variant, double shard, StageTime& st,
                         StepTotals& totals) const;

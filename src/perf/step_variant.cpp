@@ -83,10 +83,12 @@ void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTim
   } else if (zero == 3) {
     // Gathers are prefetched one layer ahead, so the first layer's gather waits in each pass; the rest hides
     // behind the compute of the pass only as far as it is shorter, and slows that compute while it runs.
+    // The reduce-scatter of the gradients made last waits with nothing left to hide behind.
     const double layers = stage_base_[i].layers;
     const double first = layers > 0 ? dpc.gather_s / layers : dpc.gather_s;
-    st.zero3 = 2 * first + overlapped(slowdown, dpc.gather_s - first, st.forward) +
-               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s, st.backward + st.recompute);
+    const double last = zero3_last_reduce_share(i) * dpc.reduce_s;
+    st.zero3 = 2 * first + last + overlapped(slowdown, dpc.gather_s - first, st.forward) +
+               overlapped(slowdown, dpc.gather_s - first + dpc.reduce_s - last, st.backward + st.recompute);
     if (layout_.framework == Framework::torchtitan) {
       const FrameworkDp& fsdp2 = framework_dp(i);
       st.zero3 += 2 * fsdp2.gather_copy_s + fsdp2.reduce_copy_s;
@@ -110,6 +112,18 @@ void StepModel::add_data_parallel(std::size_t i, const Layout& variant, StageTim
     exposed = reduce + gather;
   }
   totals.expose_dp(exposed);
+}
+
+// The share of a stage's ZeRO-3 gradient reduction that runs after its backward: FSDP's last unit, one layer, whose
+// reduce-scatter FSDP2 waits for as the backward ends (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py,
+// finalize_backward); DeepSpeed ZeRO-3's last bucket of reduce_bucket_size elements, which
+// independent_gradient_partition_epilogue reduces and synchronizes on (deepspeed/runtime/zero/stage3.py).
+double StepModel::zero3_last_reduce_share(std::size_t i) const {
+  const double layers = stage_base_[i].layers;
+  if (layout_.framework != Framework::deepspeed) return layers > 0 ? 1 / layers : 1;
+  const memory::StageParams& sp = stages_[i];
+  const double params = std::max(1.0, sp.dense + sp.expert);
+  return std::min(1.0, in_->memory.overheads.zero_reduce_bucket_elements / params);
 }
 
 // Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
