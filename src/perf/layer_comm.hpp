@@ -30,9 +30,8 @@ struct LayerComm {
   double ep_per_layer_s = 0;
 };
 
-// The local query, key + value and output of one layer on one rank (b x s/cp tokens, heads split over TP).
-// One layer's attention tensors on one rank for one microbatch, in bytes: the query, K and V together (as the
-// attention kernel reads them: expanded to every query head under MicrobatchShape::repeat_kv) and the output.
+// The local query, key + value and output of one layer on one rank (b x s/cp tokens, heads split over TP), in
+// bytes; K and V as the attention kernel reads them, expanded to every query head under MicrobatchShape::repeat_kv.
 struct AttentionBytes {
   double q = 0, kv = 0, o = 0;
 };
