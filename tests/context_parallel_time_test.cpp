@@ -11,6 +11,7 @@
 #include "gpuplan/model_io.hpp"
 #include "perf/cp_bookkeeping.hpp"
 #include "perf/layer_comm.hpp"
+#include "test_support.hpp"
 
 namespace api = gpuplan::api;
 
@@ -123,22 +124,12 @@ TEST(ContextParallelTime, TwoLevelExchangeNeedsItsGroupSize) {
 // kernel for Llama-3.1-8B's attention (32 query heads, 8 key/value heads of 128) on 4096 local tokens in bf16.
 namespace cp_bookkeeping_test {
 
-gpuplan::ModelConfig llama8b_attention(std::int64_t kv_heads) {
-  gpuplan::ModelConfig m;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = kv_heads;
-  m.head_dim = 128;
-  return m;
-}
+gpuplan::ModelConfig llama8b_attention(std::int64_t kv_heads) { return gpuplan::test::attention_of(32, kv_heads); }
 
 gpuplan::perf::MicrobatchShape local_tokens() {
-  gpuplan::perf::MicrobatchShape s;
-  s.micro_batch = 1;
-  s.tokens = s.local_sequence = 4096;
+  gpuplan::perf::MicrobatchShape s = gpuplan::test::bf16_tokens();
   s.keys_per_query = 8192;
   s.attention_keys_per_call = 2048;
-  s.element_bytes = s.gemm_element_bytes = 2;
   return s;
 }
 

@@ -5,37 +5,18 @@
 
 #include "gpuplan/estimate.hpp"
 #include "perf/elementwise_ops.hpp"
+#include "test_support.hpp"
 
-namespace qkv_split_time_test {
-
-gpuplan::ModelConfig attention(std::int64_t heads, std::int64_t kv_heads, gpuplan::PositionKind positions) {
-  gpuplan::ModelConfig m;
-  m.hidden = heads * 128;
-  m.heads = heads;
-  m.kv_heads = kv_heads;
-  m.head_dim = 128;
-  m.positions = positions;
-  return m;
-}
-
-gpuplan::perf::MicrobatchShape tokens() {
-  gpuplan::perf::MicrobatchShape s;
-  s.micro_batch = 1;
-  s.tokens = s.local_sequence = s.keys_per_query = 4096;
-  s.element_bytes = s.gemm_element_bytes = 2;
-  return s;
-}
-
-}  // namespace qkv_split_time_test
+using gpuplan::test::attention_of;
+using gpuplan::test::bf16_tokens;
 
 TEST(QkvSplit, GroupedQueriesWithRotaryEmbeddingCopyTheQueryAndV) {
   // Llama-3.1-8B's attention: 32 query heads in 8 groups. The reshape of the query view [s, b, 8, 4 x 128] to
   // [s, b, 32, 128] copies it (read + write 4096 x 32 x 128 x 2 bytes); after RoPE replaced q and k, v is still a
   // strided view of the QKV output that TE makes contiguous (4096 x 8 x 128 x 2, read + write). Backward concatenates
   // dq, dk and dv into the QKV gradient: all three read and written once.
-  using namespace qkv_split_time_test;
   const double q = 4096.0 * 32 * 128 * 2, v = 4096.0 * 8 * 128 * 2;
-  const auto p = gpuplan::perf::qkv_split_passes(attention(32, 8, gpuplan::PositionKind::rotary), tokens());
+  const auto p = gpuplan::perf::qkv_split_passes(attention_of(32, 8, gpuplan::PositionKind::rotary), bf16_tokens());
   EXPECT_DOUBLE_EQ(p.forward_bytes, 2 * q + 2 * v);
   EXPECT_DOUBLE_EQ(p.forward_kernels, 2);
   EXPECT_DOUBLE_EQ(p.backward_bytes, 2 * (q + 2 * v));
@@ -44,9 +25,8 @@ TEST(QkvSplit, GroupedQueriesWithRotaryEmbeddingCopyTheQueryAndV) {
 
 TEST(QkvSplit, MultiHeadAttentionWithRotaryEmbeddingCopiesOnlyV) {
   // Llama-2-7B's attention, 32 heads in 32 groups: the query's reshape merges a dimension of one and stays a view.
-  using namespace qkv_split_time_test;
   const double t = 4096.0 * 32 * 128 * 2;   // q, k or v
-  const auto p = gpuplan::perf::qkv_split_passes(attention(32, 32, gpuplan::PositionKind::rotary), tokens());
+  const auto p = gpuplan::perf::qkv_split_passes(attention_of(32, 32, gpuplan::PositionKind::rotary), bf16_tokens());
   EXPECT_DOUBLE_EQ(p.forward_bytes, 2 * t);
   EXPECT_DOUBLE_EQ(p.backward_bytes, 2 * 3 * t);
 }
@@ -54,15 +34,13 @@ TEST(QkvSplit, MultiHeadAttentionWithRotaryEmbeddingCopiesOnlyV) {
 TEST(QkvSplit, MultiHeadAttentionWithoutRotaryEmbeddingMovesNothing) {
   // GPT-3's attention (learned positions, 96 heads in 96 groups): q, k and v stay interleaved views that TE takes
   // as they are (sbh3d), and its backward writes dq, dk and dv into one buffer, which SplitAlongDim returns as is.
-  using namespace qkv_split_time_test;
-  const auto p = gpuplan::perf::qkv_split_passes(attention(96, 96, gpuplan::PositionKind::learned), tokens());
+  const auto p = gpuplan::perf::qkv_split_passes(attention_of(96, 96, gpuplan::PositionKind::learned), bf16_tokens());
   EXPECT_DOUBLE_EQ(p.forward_bytes + p.backward_bytes, 0);
 }
 
 TEST(QkvSplit, AttentionPyTorchRunsIsNotSplitThisWay) {
-  using namespace qkv_split_time_test;
-  gpuplan::perf::MicrobatchShape s = tokens();
+  gpuplan::perf::MicrobatchShape s = bf16_tokens();
   s.torch_sdpa = true;
-  const auto p = gpuplan::perf::qkv_split_passes(attention(32, 8, gpuplan::PositionKind::rotary), s);
+  const auto p = gpuplan::perf::qkv_split_passes(attention_of(32, 8, gpuplan::PositionKind::rotary), s);
   EXPECT_DOUBLE_EQ(p.forward_bytes + p.backward_bytes, 0);
 }

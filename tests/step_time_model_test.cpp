@@ -10,6 +10,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/model_io.hpp"
 #include "gpuplan/host.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace {
@@ -165,13 +166,8 @@ TEST(StepTime, WeightGradientsAccumulateIntoTheMainGradient) {
   EstimateInputs bf16 = fp32;
   bf16.memory.training.grad_dtype = DType::bf16;
   const StepEstimate a = estimate_step(fp32), b = estimate_step(bf16);
-  auto part = [](const StepEstimate& e, std::string_view n) {
-    for (const auto& t : e.breakdown)
-      if (t.name == n) return t.seconds;
-    return -1.0;
-  };
-  EXPECT_EQ(part(a, "forward"), part(b, "forward"));
-  EXPECT_GT(part(a, "backward"), part(b, "backward"));
+  EXPECT_EQ(test::step_term(a, "forward"), test::step_term(b, "forward"));
+  EXPECT_GT(test::step_term(a, "backward"), test::step_term(b, "backward"));
 }
 
 TEST(StepTime, OptimizerZeroesEveryGradientTheRankHolds) {
@@ -211,16 +207,11 @@ TEST(StepTime, OptimizerZeroesEveryGradientTheRankHolds) {
 }
 
 TEST(StepTime, OverlappedCommunicationIsNotFree) {
-  auto part = [](const StepEstimate& e, const std::string& n) {
-    for (const auto& [name, t] : e.breakdown)
-      if (name == n) return t;
-    return -1.0;
-  };
   // TP inside one node with --tp-overlap: the hidden part still slows the GEMMs by overlap_slowdown of its time.
   EstimateInputs in = gpt("megatron-gpt-7.5b", 8, 8, 1, 4, 8, 1);
-  const double exposed = part(estimate_step(in), "tp_comm");
+  const double exposed = test::step_term(estimate_step(in), "tp_comm");
   in.time.tp_overlap = true;
-  const double hidden = part(estimate_step(in), "tp_comm");
+  const double hidden = test::step_term(estimate_step(in), "tp_comm");
   EXPECT_GT(exposed, 0);
   EXPECT_LT(hidden, exposed);
   EXPECT_GE(hidden, perf_constants(in.gpu).overlap_slowdown * exposed * (1 - 1e-9));
@@ -234,7 +225,7 @@ TEST(StepTime, OverlappedCommunicationIsNotFree) {
   const double weights = static_cast<double>(count_params(*z.memory.model).total) / 8 * 2;  // per TP rank, fp16
   const double ag = collective_time_s(z.fabric, Collective::allgather, weights, pl.dp);
   const double layers = static_cast<double>(z.memory.model->layers);
-  EXPECT_GE(part(e, "zero3_comm"), (2 * ag / layers + perf_constants(z.gpu).overlap_slowdown * 2 * ag * (1 - 1 / layers)) * 0.999);
+  EXPECT_GE(test::step_term(e, "zero3_comm"), (2 * ag / layers + perf_constants(z.gpu).overlap_slowdown * 2 * ag * (1 - 1 / layers)) * 0.999);
 }
 
 TEST(StepTime, ZeroThreeWaitsForItsLastReduceScatter) {
@@ -242,11 +233,6 @@ TEST(StepTime, ZeroThreeWaitsForItsLastReduceScatter) {
   // besides the first layer's gather in each pass, the reduce-scatter of the layer whose gradients come last (FSDP's
   // last unit) runs after the backward with nothing to hide behind. The rest of the gathers and reduce-scatters
   // hides behind the forward and the backward, slowing them by overlap_slowdown of its time.
-  auto part = [](const StepEstimate& e, const std::string& n) {
-    for (const auto& [name, t] : e.breakdown)
-      if (name == n) return t;
-    return -1.0;
-  };
   EstimateInputs z = gpt("megatron-gpt-1.7b", 8, 1, 1, 8, 64, 1);
   z.memory.layout.zero = 3;
   z.memory.layout.recompute = Recompute::none;
@@ -259,10 +245,10 @@ TEST(StepTime, ZeroThreeWaitsForItsLastReduceScatter) {
   const double rs = collective_time_s(z.fabric, Collective::reducescatter, params * 4, pl.dp) + pc.collective_call_s;
   const double layers = static_cast<double>(z.memory.model->layers);
   const double slowdown = pc.overlap_slowdown;
-  ASSERT_LT(ag + rs, part(e, "forward"));   // all of it could hide
+  ASSERT_LT(ag + rs, test::step_term(e, "forward"));   // all of it could hide
   const double expected =
       2 * ag / layers + rs / layers + slowdown * (2 * (ag - ag / layers) + rs - rs / layers);
-  EXPECT_NEAR(part(e, "zero3_comm"), expected, 1e-6 * expected);
+  EXPECT_NEAR(test::step_term(e, "zero3_comm"), expected, 1e-6 * expected);
 }
 
 TEST(StepTime, OneF1BBubbleIsPMinusOneOverM) {
@@ -270,18 +256,13 @@ TEST(StepTime, OneF1BBubbleIsPMinusOneOverM) {
   EstimateInputs in = gpt("megatron-gpt-39b", 4, 1, 4, 1, 8, 1);
   in.memory.model->vocab = 128;  // embedding and head negligible: stages uniform
   in.memory.model->layers = 48;
-  auto part = [](const StepEstimate& e, const std::string& n) {
-    for (const auto& [name, t] : e.breakdown)
-      if (name == n) return t;
-    return -1.0;
-  };
   const StepEstimate e = estimate_step(in);
-  const double work = part(e, "forward") + part(e, "backward") + part(e, "recompute");
-  EXPECT_NEAR(part(e, "pipeline_bubble") / work, 3.0 / 8.0, 0.01);
+  const double work = test::step_term(e, "forward") + test::step_term(e, "backward") + test::step_term(e, "recompute");
+  EXPECT_NEAR(test::step_term(e, "pipeline_bubble") / work, 3.0 / 8.0, 0.01);
   in.memory.layout.schedule = PpSchedule::interleaved;
   in.memory.layout.vpp = 3;
   const StepEstimate ei = estimate_step(in);
-  EXPECT_NEAR(part(ei, "pipeline_bubble") / work, 3.0 / (3.0 * 8.0), 0.01);
+  EXPECT_NEAR(test::step_term(ei, "pipeline_bubble") / work, 3.0 / (3.0 * 8.0), 0.01);
 }
 
 TEST(StepTime, OverlapOnlyRemovesTime) {

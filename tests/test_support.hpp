@@ -15,6 +15,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/hardware.hpp"
+#include "perf/layer_cost.hpp"
 
 namespace gpuplan::test {
 
@@ -35,6 +36,36 @@ inline double time_term(const api::EstimateResult& result, std::string_view name
     if (term_name == name) return seconds;
   ADD_FAILURE() << "no term " << name;
   return 0;
+}
+
+// The seconds of one term of a step estimate's breakdown; a missing term fails the test.
+inline double step_term(const StepEstimate& estimate, std::string_view name) {
+  for (const auto& [term_name, seconds] : estimate.breakdown)
+    if (term_name == name) return seconds;
+  ADD_FAILURE() << "no term " << name;
+  return 0;
+}
+
+// The attention of `heads` query heads of dimension 128 in `kv_heads` groups (hidden: heads x 128), for the tests
+// that count its bytes by hand.
+inline ModelConfig attention_of(std::int64_t heads, std::int64_t kv_heads,
+                                PositionKind positions = PositionKind::rotary) {
+  ModelConfig m;
+  m.hidden = heads * 128;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.head_dim = 128;
+  m.positions = positions;
+  return m;
+}
+
+// One microbatch of 4096 local tokens in bf16 attending to as many keys, without parallelism.
+inline perf::MicrobatchShape bf16_tokens() {
+  perf::MicrobatchShape s;
+  s.micro_batch = 1;
+  s.tokens = s.local_sequence = s.keys_per_query = 4096;
+  s.element_bytes = s.gemm_element_bytes = 2;
+  return s;
 }
 
 // `value` rounded to `digits` significant digits, the precision of a published figure such as "671B".

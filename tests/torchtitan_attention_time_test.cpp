@@ -8,24 +8,14 @@
 #include "gpuplan/model_io.hpp"
 #include "perf/elementwise_ops.hpp"
 #include "perf/layer_comm.hpp"
+#include "test_support.hpp"
 
 namespace torchtitan_attention_time_test {
 
-gpuplan::ModelConfig llama_attention(std::int64_t kv_heads) {
-  gpuplan::ModelConfig m;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = kv_heads;
-  m.head_dim = 128;
-  m.positions = gpuplan::PositionKind::rotary;
-  return m;
-}
+gpuplan::ModelConfig llama_attention(std::int64_t kv_heads) { return gpuplan::test::attention_of(32, kv_heads); }
 
 gpuplan::perf::MicrobatchShape torchtitan_tokens() {
-  gpuplan::perf::MicrobatchShape s;
-  s.micro_batch = 1;
-  s.tokens = s.local_sequence = s.keys_per_query = 4096;
-  s.element_bytes = s.gemm_element_bytes = 2;
+  gpuplan::perf::MicrobatchShape s = gpuplan::test::bf16_tokens();
   s.torch_sdpa = true;
   s.repeat_kv = true;
   return s;
