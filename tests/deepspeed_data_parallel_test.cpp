@@ -13,6 +13,7 @@
 #include "gpuplan/estimate.hpp"
 #include "gpuplan/host.hpp"
 #include "gpuplan/model_io.hpp"
+#include "test_support.hpp"
 
 namespace gpuplan {
 namespace deepspeed_data_parallel_test {
@@ -100,20 +101,32 @@ TEST(DeepSpeedDataParallel, TheConfiguredBucketSizeSetsTheBuckets) {
 }
 
 // Without ZeRO DeepSpeed's engine all-reduces after the last backward (buffered_allreduce_fallback), with or without
-// overlap_comm: the whole gradient all-reduced, and around it the flattening into 5e8-element buffers, the scaling
-// by 1 / dp and the copy back, a read and a write each (6 x 4 bytes per parameter in gpuplan's default fp32
-// gradients), in 2 x 14 buffer kernels and 290 per-tensor copies.
+// overlap_comm. Under bf16 it keeps the gradients in fp32 (engine.py get_data_types: grad_accum_dtype fp32 without
+// ZeRO, the BF16_Optimizer's get_grads_for_reduction) and all-reduces them in its communication_data_type, bf16
+// (allreduce_bucket casts the flat buffer down and copies the result back). Per parameter: flattening 4 + 4 bytes,
+// the cast 4 + 2, the scaling after the all-reduce 2 + 2, the copy back 2 + 4 and the per-tensor copy 4 + 4: 32
+// bytes, in 4 x 14 buffer kernels and 290 per-tensor copies; the all-reduce moves 2 bytes per parameter.
 TEST(DeepSpeedDataParallel, ZeroZeroAllReducesAfterTheBackwardWhateverOverlapSays) {
   EstimateInputs in = llama_7b(0, 4);
   in.time.dp_overlap = true;
-  const double fp32 = 4;
   const RankPlacement placement = place_ranks(resolve_layout(in.memory), 8, parse_order("tp-cp-ep-dp-pp"));
   const double all_reduce = perf_constants(in.gpu).collective_call_s +
-                            collective_time_s(in.fabric, Collective::allreduce, kParams * fp32, placement.dp);
-  const double copies = 6 * fp32 * kParams / kHbmBps + (2 * 14 + kTensors) * kKernelS;
+                            collective_time_s(in.fabric, Collective::allreduce, kParams * kBf16, placement.dp);
+  const double copies = (8 + 6 + 4 + 6 + 8) * kParams / kHbmBps + (4 * 14 + kTensors) * kKernelS;
   EXPECT_NEAR(dp_comm(in), all_reduce + copies, 1e-6 * (all_reduce + copies));
   in.time.dp_overlap = false;
   EXPECT_NEAR(dp_comm(in), all_reduce + copies, 1e-6 * (all_reduce + copies));
+}
+
+// ZeRO-3 reduces the gradients in the communication dtype too (stage3.py casts each bucket's gradients to
+// communication_data_type before reducing them), bf16 under bf16 training whatever dtype they accumulate in: the
+// same collective time with fp32 or bf16 gradients.
+TEST(DeepSpeedDataParallel, ZeroThreeReducesInTheCommunicationDtype) {
+  EstimateInputs in = llama_7b(3, 4);
+  in.memory.training.grad_dtype = DType::fp32;
+  const double fp32_gradients = test::step_term(estimate_step(in), "zero3_comm");
+  in.memory.training.grad_dtype = DType::bf16;
+  EXPECT_DOUBLE_EQ(fp32_gradients, test::step_term(estimate_step(in), "zero3_comm"));
 }
 
 }  // namespace deepspeed_data_parallel_test

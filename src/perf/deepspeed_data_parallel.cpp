@@ -56,10 +56,16 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   out.reduction_s = all_reduce + memory_bound_s(mc, 4 * element * params + 2 * element * owned, 3 * buckets);
   out.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
   // ZeRO-0: flatten (a read and a write), scale in place (a read and a write), copy back (a read and a write), in
-  // the gradients' dtype; one flattening and one scaling kernel per 5e8-element buffer, one copy per tensor.
+  // the gradients' dtype; one flattening and one scaling kernel per 5e8-element buffer, one copy per tensor. Where
+  // the gradients are wider than the communication dtype (bf16 training keeps fp32 gradients below ZeRO,
+  // get_data_types), allreduce_bucket casts the flat buffer down before the all-reduce and copies the result back
+  // into it: the scaling runs on the narrower copy, and two casts per buffer are added.
   const double buffers =
       std::max(1.0, std::ceil(params / in_->memory.overheads.deepspeed_allreduce_buffer_elements));
-  out.fallback_copy_s = memory_bound_s(mc, 6 * gradient_bytes_ * params, 2 * buffers + tensors);
+  const double g = gradient_bytes_, c = reduce_bytes_;
+  const double cast = g != c ? 2 * (g + c) : 0;
+  out.fallback_copy_s =
+      memory_bound_s(mc, (4 * g + 2 * c + cast) * params, 2 * buffers + tensors + (cast > 0 ? 2 * buffers : 0));
 }
 
 void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant, StageTime& st,

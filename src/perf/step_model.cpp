@@ -119,6 +119,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
   gradient_bytes_ = tr.precision == Precision::fp32 ? 4.0 : dtype_bytes(tr.grad_dtype);
   weight_bytes_ = tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  reduce_bytes_ = l.framework == Framework::deepspeed ? weight_bytes_ : gradient_bytes_;
   const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
@@ -340,7 +341,7 @@ const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int fam
     d = dp_collectives(i - 1, family);
     return d;
   }
-  const double g_dense = sp.dense * gradient_bytes_, g_expert = sp.expert * gradient_bytes_;
+  const double g_dense = sp.dense * reduce_bytes_, g_expert = sp.expert * reduce_bytes_;
   const double w_dense = sp.dense * weight_bytes_;
   CommMemo& coll = collective_;
   if (family == 0) {

@@ -185,7 +185,10 @@ class StepModel {
   double ep_comm_per_layer_s_ = 0;             // a MoE layer's dispatch and combine all-to-alls, forward
   double microbatches_ = 0;                    // per pipeline and step
   double virtual_stages_ = 1;                  // model chunks per pipeline rank (interleaved schedule)
-  double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as reduced and gathered
+  double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as accumulated and gathered
+  // Per gradient element on the data-parallel wire: the gradients' own dtype, except under DeepSpeed, which reduces
+  // in its communication_data_type, the model's 16-bit dtype by default (deepspeed/runtime/engine.py).
+  double reduce_bytes_ = 0;
   double grad_check_bytes_ = 0;                    // per gradient element held, read by the NaN check each step
   double expert_data_parallel_ = 1;            // ranks that shard the expert states
   double pp_comm_s_ = 0, embedding_sync_s_ = 0, embedding_width_ = 0;
