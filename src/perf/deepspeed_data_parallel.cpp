@@ -54,7 +54,7 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   const double owned = params / static_cast<double>(layout_.dp);
   out.bucket_copy_s = memory_bound_s(mc, 2 * element * params, tensors);
   out.reduction_s = all_reduce + memory_bound_s(mc, 4 * element * params + 2 * element * owned, 3 * buckets);
-  out.last_bucket_share = std::min(1.0, bucket_elements / std::max(1.0, params));
+  out.last_bucket_share = last_bucket_share(bucket_elements, params);
   // ZeRO-0: flatten (a read and a write), scale in place (a read and a write), copy back (a read and a write), in
   // the gradients' dtype; one flattening and one scaling kernel per 5e8-element buffer, one copy per tensor. Where
   // the gradients are wider than the communication dtype (bf16 training keeps fp32 gradients below ZeRO,

@@ -73,10 +73,7 @@ struct NetworkJob {
 // microbatch; below it the gradients are reduced once a step (and ZeRO-1/2 gather the updated weights).
 double data_parallel_bytes(const NetworkJob& j, const memory::StageParams& sp) {
   const TrainingConfig& tr = j.in->memory.training;
-  const double weight = tr.precision == Precision::fp32 ? 4.0 : 2.0;
-  // DeepSpeed reduces in its communication dtype, the weights' (step_model.hpp, reduce_bytes_).
-  const double grad = j.layout.framework == Framework::deepspeed ? weight
-                      : tr.grad_dtype == DType::fp32 || tr.precision == Precision::fp32 ? 4.0 : 2.0;
+  const double weight = perf::weight_wire_bytes(tr), grad = perf::gradient_wire_bytes(tr, j.layout.framework);
   double bytes = 0;
   const std::pair<double, GroupPlacement> groups[] = {{sp.dense, j.placement.dp}, {sp.expert, j.placement.edp}};
   for (const auto& [params, group] : groups) {

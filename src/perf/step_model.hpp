@@ -27,6 +27,22 @@ inline double overlapped(double slowdown, double comm, double compute) {
   return std::max(0.0, comm - compute) + slowdown * std::min(comm, compute);
 }
 
+// Bytes per element as the data-parallel collectives move them: the weights (16-bit under mixed precision), and the
+// gradients, in their own dtype, except under DeepSpeed, which reduces in its communication_data_type, the model's
+// 16-bit dtype by default (deepspeed/runtime/engine.py).
+inline double weight_wire_bytes(const TrainingConfig& t) { return t.precision == Precision::fp32 ? 4.0 : 2.0; }
+inline double gradient_bytes(const TrainingConfig& t) {
+  return t.precision == Precision::fp32 || t.grad_dtype == DType::fp32 ? 4.0 : 2.0;
+}
+inline double gradient_wire_bytes(const TrainingConfig& t, Framework framework) {
+  return framework == Framework::deepspeed ? weight_wire_bytes(t) : gradient_bytes(t);
+}
+
+// The share of `params` elements a bucket of `bucket_elements` holds: what the last bucket's reduction leaves.
+inline double last_bucket_share(double bucket_elements, double params) {
+  return std::min(1.0, bucket_elements / std::max(1.0, params));
+}
+
 // What every layout of one job shares.
 struct StepJob {
   explicit StepJob(const EstimateInputs& in);  // in.perf when given, else the GPU's constants from data/perf.json
@@ -186,9 +202,7 @@ class StepModel {
   double microbatches_ = 0;                    // per pipeline and step
   double virtual_stages_ = 1;                  // model chunks per pipeline rank (interleaved schedule)
   double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as accumulated and gathered
-  // Per gradient element on the data-parallel wire: the gradients' own dtype, except under DeepSpeed, which reduces
-  // in its communication_data_type, the model's 16-bit dtype by default (deepspeed/runtime/engine.py).
-  double reduce_bytes_ = 0;
+  double reduce_bytes_ = 0;                        // per gradient element reduced (gradient_wire_bytes)
   double grad_check_bytes_ = 0;                    // per gradient element held, read by the NaN check each step
   double expert_data_parallel_ = 1;            // ranks that shard the expert states
   double pp_comm_s_ = 0, embedding_sync_s_ = 0, embedding_width_ = 0;

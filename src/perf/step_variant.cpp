@@ -122,8 +122,7 @@ double StepModel::zero3_last_reduce_share(std::size_t i) const {
   const double layers = stage_base_[i].layers;
   if (layout_.framework != Framework::deepspeed) return layers > 0 ? 1 / layers : 1;
   const memory::StageParams& sp = stages_[i];
-  const double params = std::max(1.0, sp.dense + sp.expert);
-  return std::min(1.0, in_->memory.overheads.zero_reduce_bucket_elements / params);
+  return last_bucket_share(in_->memory.overheads.zero_reduce_bucket_elements, sp.dense + sp.expert);
 }
 
 // Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
