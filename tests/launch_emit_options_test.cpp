@@ -194,3 +194,22 @@ TEST(EmittedOptions, FlashAttentionIsWrittenAsTransformerEnginesFusedBackend) {
     EXPECT_NE(files_of(job).dump().find(option + "unfused"), std::string::npos) << framework;
   }
 }
+
+TEST(EmittedOptions, DeepSpeedGradientDtypeIsTheOneItsEngineWouldPick) {
+  // deepspeed/runtime/engine.py get_data_types: gradients in the model's 16-bit dtype under ZeRO and fp16, fp32
+  // under bf16 without ZeRO (the BF16_Optimizer); a dtype the request gives is written as given.
+  const auto written = [](int zero, const char* precision, const char* grad_dtype) {
+    json job = jobs("deepspeed").front();
+    job["zero"] = zero;
+    job["precision"] = precision;
+    if (grad_dtype != nullptr) job["grad_dtype"] = grad_dtype;
+    const json config = json::parse(file(files_of(job), "ds_config.json").at("text").get<std::string>(), nullptr,
+                                    true, /*ignore_comments=*/true);
+    return config.at("data_types").at("grad_accum_dtype").get<std::string>();
+  };
+  EXPECT_EQ(written(1, "bf16", nullptr), "bf16");
+  EXPECT_EQ(written(3, "bf16", nullptr), "bf16");
+  EXPECT_EQ(written(0, "bf16", nullptr), "fp32");
+  EXPECT_EQ(written(0, "fp16", nullptr), "fp16");
+  EXPECT_EQ(written(1, "bf16", "fp32"), "fp32");
+}

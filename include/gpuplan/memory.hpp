@@ -52,7 +52,7 @@ struct TrainingConfig {
   std::int64_t global_batch = 0;        // 0: micro_batch x dp (no gradient accumulation)
   Precision precision = Precision::bf16;
   Optimizer optimizer = Optimizer::adam;
-  DType grad_dtype = DType::fp32;       // gradient accumulation dtype (Megatron-LM's main_grad is fp32)
+  std::optional<DType> grad_dtype;      // gradient accumulation dtype; none: the framework's (gradient_dtype)
   bool master_weights = true;           // fp32 master copy under mixed precision
   double dropout = 0.0;
   Loss loss = Loss::unfused;
@@ -115,6 +115,24 @@ inline bool runs_compiled(const TrainingConfig& training, const Layout& layout, 
 // torchtitan's, whatever accounting they take) rather than Megatron-Core's Transformer Engine fused attention.
 inline bool runs_torch_sdpa(const Layout& layout) {
   return layout.impl != Impl::megatron || layout.framework == Framework::torchtitan;
+}
+
+// The dtype gradients accumulate in under mixed precision: training.grad_dtype when given, else the framework's.
+// DeepSpeed keeps them in the model's 16-bit dtype under ZeRO and under fp16, and in fp32 only under bf16 without
+// ZeRO, where its BF16_Optimizer accumulates them (deepspeed/runtime/engine.py get_data_types, grad_accum_dtype
+// None). Megatron-LM and NeMo accumulate into the fp32 main_grad; torchtitan's FSDP2 keeps the sharded gradients
+// in its fp32 parameters' dtype.
+inline DType gradient_dtype(const TrainingConfig& training, Framework framework, int zero) {
+  if (training.grad_dtype) return *training.grad_dtype;
+  if (framework != Framework::deepspeed || training.precision == Precision::fp32) return DType::fp32;
+  if (training.precision == Precision::fp16) return DType::fp16;
+  return zero >= 1 ? DType::bf16 : DType::fp32;
+}
+
+// Bytes of one gradient element as accumulated: 4 in fp32 training, else those of gradient_dtype.
+inline double gradient_element_bytes(const TrainingConfig& training, Framework framework, int zero) {
+  if (training.precision == Precision::fp32) return 4.0;
+  return gradient_dtype(training, framework, zero) == DType::fp32 ? 4.0 : 2.0;
 }
 
 // Runtime overheads outside the tensor accounting. Defaults come from data/overheads.json (with sources).

@@ -176,8 +176,8 @@ void set_layout(const Arguments& a, EstimateRequest& r) {
 void set_training_options(const Arguments& a, EstimateRequest& r) {
   r.training.dropout = std::max(a.probability("hidden_dropout", 0), a.probability("attention_dropout", 0));
   const std::string main_grads = a.text("main_grads_dtype", "");   // "bf16", or as printed: "torch.bfloat16"
-  if (a.flag("grad_reduce_in_bf16") || main_grads == "bf16" || main_grads == "torch.bfloat16")
-    r.training.grad_dtype = "bf16";
+  const bool bf16 = a.flag("grad_reduce_in_bf16") || main_grads == "bf16" || main_grads == "torch.bfloat16";
+  r.training.grad_dtype = bf16 ? "bf16" : "fp32";   // else Megatron-LM's fp32 main_grad
   if (a.flag("cross_entropy_loss_fusion"))
     r.training.loss = a.text("cross_entropy_fusion_impl", "native") == "te" ? "fused-te" : "fused-native";
 }

@@ -164,8 +164,8 @@ void add_training(FieldList& f, TrainingOptions& t) {
   f.add(&t.optimizer, "optimizer", "training.optimizer",
         "Optimizer: adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (default adam)", kTraining, "NAME");
   f.add(&t.grad_dtype, "grad_dtype", "training.grad_dtype",
-        "Gradient accumulation dtype under mixed precision: fp32|bf16|fp16 (default fp32, as Megatron-LM's "
-        "main_grad)",
+        "Gradient accumulation dtype under mixed precision: fp32|bf16|fp16 (default the framework's: fp32, as "
+        "Megatron-LM's main_grad; DeepSpeed: the 16-bit dtype under ZeRO or fp16)",
         kTraining, "NAME");
   f.add_negated(&t.master_weights, "no_master_weights", "training.master_weights",
                 "No fp32 master copy under mixed precision", kTraining);
@@ -315,8 +315,8 @@ void add_plan_training(FieldList& f, TrainingOptions& t) {
   f.add(&t.optimizer, "optimizer", "training.optimizer",
         "Optimizer: adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (default adam)", kTraining, "NAME");
   f.add(&t.grad_dtype, "grad_dtype", "training.grad_dtype",
-        "Gradient accumulation and reduction dtype under mixed precision: fp32|bf16|fp16 (default fp32, as "
-        "Megatron-LM's main_grad)",
+        "Gradient accumulation and reduction dtype under mixed precision: fp32|bf16|fp16 (default the "
+        "framework's: fp32, as Megatron-LM's main_grad; DeepSpeed: the 16-bit dtype under ZeRO or fp16)",
         kTraining, "NAME");
   add_loss(f, t);
 }

@@ -63,7 +63,7 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.global_batch = t.global_batch.value_or(0);
   c.precision = choices::parse(choices::kPrecision, t.precision, "training.precision");
   c.optimizer = choices::parse(choices::kOptimizer, t.optimizer, "training.optimizer");
-  c.grad_dtype = choices::parse(choices::kDType, t.grad_dtype, "training.grad_dtype");
+  if (!t.grad_dtype.empty()) c.grad_dtype = choices::parse(choices::kDType, t.grad_dtype, "training.grad_dtype");
   c.master_weights = t.master_weights;
   c.dropout = t.dropout;
   c.loss = choices::parse(choices::kLoss, t.loss, "training.loss");

@@ -28,10 +28,25 @@ class Ledger {
 struct StateBytesPerParam {
   double weights = 0;
   double master = 0;
-  double gradients = 0;
-  double optimizer = 0;
+  double optimizer = 0;   // gradients: gradient_element_bytes (they depend on the ZeRO stage)
 };
 StateBytesPerParam state_bytes_per_param(const TrainingConfig& training, const ModelConfig* model);
+
+// The optimizer step on one GPU (optimizer_step.cpp): the gradient bytes it steps on and the bytes of the
+// temporaries its framework allocates then.
+struct OptimizerStepInputs {
+  int zero = 0;
+  Offload offload = Offload::none;
+  double gradients = 0;           // the gradient bytes held through the backward
+  double optimizer_params = 0;    // parameters this GPU steps (its ZeRO shard, or all)
+  double sub_group_elements = 0;  // DeepSpeed ZeRO-3 zero_optimization.sub_group_size
+};
+struct OptimizerStep {
+  double gradients = 0;
+  double temporaries = 0;
+  const char* source = "";
+};
+OptimizerStep optimizer_step(const TrainingConfig& training, const Layout& layout, const OptimizerStepInputs& in);
 
 // Bytes of one activation element as saved (2 under 16-bit mixed precision, 4 in fp32).
 double activation_element_bytes(const TrainingConfig& training);

@@ -285,7 +285,7 @@ double MemoryModel::states_lower_bound(int zero, Offload offload) const {
     return sharded ? first.dense / dense_sharding_ + first.expert / expert_sharding_ : first.dense + first.expert;
   };
   double bytes = offload == Offload::optimizer_and_params ? 0.0 : local(zero >= 3) * sb.weights;
-  if (offload == Offload::none) bytes += local(zero >= 1) * (sb.master + sb.optimizer) + local(zero >= 2) * sb.gradients;
+  if (offload == Offload::none) bytes += local(zero >= 1) * (sb.master + sb.optimizer) + local(zero >= 2) * gradient_element_bytes(job_->inputs->training, shape_.framework, zero);
   if (job_->inputs->overheads.enabled) bytes += static_cast<double>(job_->inputs->overheads.cuda_context_bytes);
   return bytes;
 }

@@ -65,7 +65,7 @@ std::optional<double> MemoryModel::replayed_reserve(std::size_t stage, const Act
   r.persistent_wgrad_buffers = in.training.te_version >= kTeCachedWgradVersion;
   r.microbatches = acts.microbatches;
   r.optimizer_moments = *moments_of(in.training.optimizer);
-  r.grad_bytes = job_->state_bytes.gradients;
+  r.grad_bytes = gradient_element_bytes(in.training, shape_.framework, v.zero);
   r.logits_bytes = acts.logits;
   const double share = kReplayBudget / static_cast<double>(shape_.pp);
   const double per_rank = static_cast<double>(r.layers) * static_cast<double>(replayed_microbatches(r));

@@ -121,9 +121,13 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
     if (v.offload_target == OffloadTarget::nvme) out.host_buffers = nvme_host_buffers(job_->inputs->overheads, v, p, sb);
   } else {
     mw.add("fp32 master copy", p.optimizer * sb.master, v.zero >= 1 ? (megatron ? kMegatronDistOpt : kZero) : kZero);
-    gr.add(tr.precision == Precision::fp32 || tr.grad_dtype == DType::fp32 ? "fp32 gradients (main_grad)"
-                                                                            : "16-bit gradients",
-           p.gradients * sb.gradients, kMegatronDistOpt);
+    const double grad_bytes = gradient_element_bytes(tr, shape_.framework, v.zero);
+    if (shape_.framework == Framework::deepspeed)
+      gr.add(grad_bytes == 4.0 ? "fp32 gradients" : "16-bit gradients", p.gradients * grad_bytes,
+             "deepspeed/runtime/engine.py get_data_types (data_types.grad_accum_dtype)");
+    else
+      gr.add(grad_bytes == 4.0 ? "fp32 gradients (main_grad)" : "16-bit gradients", p.gradients * grad_bytes,
+             kMegatronDistOpt);
     os.add("optimizer moments", p.optimizer * sb.optimizer, "docs/memory.md table 1");
   }
   out.wgrad_dummy = sp.wgrad_dummy_elements * sb.weights;
@@ -216,6 +220,7 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
   if (sp.moe_layers > 0)
     comm.add("expert all-to-all send buffer", acts.expert_dispatch_buffer, "Megatron-Core MoE alltoall dispatcher");
   const StateBytesPerParam& sb = job_->state_bytes;
+  const double grad_bytes = gradient_element_bytes(job_->inputs->training, l.framework, v.zero);
   const double params_local = sp.dense + sp.expert;
   // With one rank per replica ZeRO-3 has nothing to shard and gathers nothing (PyTorch FSDP runs NO_SHARD at world
   // size 1): no gather or reduce-scatter buffers, the same bytes as ZeRO-0 to 2.
@@ -247,18 +252,18 @@ void MemoryModel::add_comm_buffers(const StageParams& sp, const ActivationTable&
     const double unit = std::max(sp.largest_layer, table);
     comm.add("ZeRO-3 gathered parameters (current and prefetched layer)", 2.0 * unit * sb.weights,
              "FSDP2 forward/backward prefetch of one module; Megatron-FSDP double buffer");
-    comm.add("ZeRO-3 unsharded gradients of one unit before reduce-scatter", unit * sb.gradients,
+    comm.add("ZeRO-3 unsharded gradients of one unit before reduce-scatter", unit * grad_bytes,
              "DeepSpeed estimate_zero3_model_states_mem_needs (4 x largest layer)");
   } else if (!megatron && dense_sharding_ > 1) {
     if (v.zero == 0 && l.framework == Framework::deepspeed) {
       // No PyTorch DDP: the engine flattens the gradients into one buffer of at most 5e8 elements at a time
       // (buffered_allreduce_fallback) and all-reduces it in place.
       comm.add("DeepSpeed all-reduce buffer (the gradients flattened, 5e8 elements at a time)",
-               std::min(job_->inputs->overheads.deepspeed_allreduce_buffer_elements, params_local) * sb.gradients,
+               std::min(job_->inputs->overheads.deepspeed_allreduce_buffer_elements, params_local) * grad_bytes,
                "deepspeed/runtime/engine.py buffered_allreduce_fallback, MEMORY_OPT_ALLREDUCE_SIZE");
     } else if (v.zero == 0) {
       comm.add("DDP gradient buckets (a copy of the gradients; gradient_as_bucket_view=False)",
-               params_local * sb.gradients, "PyTorch DistributedDataParallel, pytorch/pytorch#41954");
+               params_local * grad_bytes, "PyTorch DistributedDataParallel, pytorch/pytorch#41954");
     } else {
       // Both buckets hold the model's parameters' dtype (stage_1_and_2.py allocates the IPG buffer as
       // torch.empty(reduce_bucket_size, dtype=self.dtype)): 16-bit under mixed precision, fp32 in fp32 training.
@@ -311,10 +316,12 @@ void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v
     out.backward = states_no_grad + comm + out.working + backward_temp +
                    (grads_persist ? grads + stored + logits : std::max(stored + logits, grads));
   }
-  const bool adam_like = tr.optimizer == Optimizer::adam || tr.optimizer == Optimizer::adamw;
-  // torch.optim's foreach Adam allocates sqrt(exp_avg_sq) for all parameters at once; fused kernels do not.
-  const double opt_temp = (!megatron && adam_like && v.offload == Offload::none) ? out.optimizer_params * 4.0 : 0.0;
-  out.optimizer_step = states_no_grad + grads + opt_temp + (v.zero == 3 ? 0.0 : comm);
+  const OptimizerStep step = optimizer_step(
+      tr, shape_, {v.zero, v.offload, grads, out.optimizer_params, in.overheads.optimizer_sub_group_elements});
+  out.optimizer_step = states_no_grad + step.gradients + step.temporaries + (v.zero == 3 ? 0.0 : comm);
+  if (rec != nullptr && step.temporaries > 0)
+    rec->push_back(Term{"optimizer step phase", "gradient copies and temporaries of the step", step.temporaries,
+                        step.source});
   out.peak = std::max({out.forward, out.backward, out.optimizer_step});
 
   Tally<kExplain> outside("runtime", rec), reserve("runtime", rec);

@@ -1,13 +1,9 @@
-// Bytes per parameter of weights, fp32 master copy, gradients and optimizer moments (docs/memory.md, table 1).
+// Bytes per parameter of weights, fp32 master copy and optimizer moments (docs/memory.md, table 1).
 #include <algorithm>
 
 #include "memory/internal.hpp"
 
 namespace gpuplan::memory {
-
-namespace {
-double dtype_bytes(DType d) { return d == DType::fp32 ? 4.0 : 2.0; }
-}  // namespace
 
 StateBytesPerParam state_bytes_per_param(const TrainingConfig& training, const ModelConfig* model) {
   StateBytesPerParam b;
@@ -15,7 +11,6 @@ StateBytesPerParam state_bytes_per_param(const TrainingConfig& training, const M
   // Megatron-LM keeps bf16/fp16 parameters under fp8 too (Transformer Engine casts per GEMM).
   b.weights = mixed ? 2.0 : 4.0;
   b.master = (mixed && training.master_weights) ? 4.0 : 0.0;
-  b.gradients = mixed ? dtype_bytes(training.grad_dtype) : 4.0;
   switch (training.optimizer) {
     case Optimizer::adam:
     case Optimizer::adamw: b.optimizer = 8.0; break;            // fp32 exp_avg and exp_avg_sq

@@ -31,8 +31,7 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.element_bytes = memory::activation_element_bytes(tr);
   // fp8 on a GPU without fp8 tensor cores runs as bf16 (peak_dtype).
   s.gemm_element_bytes = tr.precision == Precision::fp8 && in.gpu.has_dtype("fp8") ? 1.0 : s.element_bytes;
-  const double grad_bytes = tr.grad_dtype == DType::fp32 ? 4.0 : 2.0;
-  s.gradient_rw_bytes = 2 * (tr.precision == Precision::fp32 ? 4.0 : grad_bytes);
+  s.gradient_rw_bytes = 2 * gradient_element_bytes(tr, l.framework, l.zero);
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;

@@ -73,7 +73,7 @@ struct NetworkJob {
 // microbatch; below it the gradients are reduced once a step (and ZeRO-1/2 gather the updated weights).
 double data_parallel_bytes(const NetworkJob& j, const memory::StageParams& sp) {
   const TrainingConfig& tr = j.in->memory.training;
-  const double weight = perf::weight_wire_bytes(tr), grad = perf::gradient_wire_bytes(tr, j.layout.framework);
+  const double weight = perf::weight_wire_bytes(tr), grad = perf::gradient_wire_bytes(tr, j.layout);
   double bytes = 0;
   const std::pair<double, GroupPlacement> groups[] = {{sp.dense, j.placement.dp}, {sp.expert, j.placement.edp}};
   for (const auto& [params, group] : groups) {

@@ -111,9 +111,9 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   // Microbatches per pipeline and step, as estimate_memory counts them.
   microbatches_ = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
   virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
-  gradient_bytes_ = gradient_bytes(tr);
+  gradient_bytes_ = gradient_bytes(tr, l);
   weight_bytes_ = weight_wire_bytes(tr);
-  reduce_bytes_ = gradient_wire_bytes(tr, l.framework);
+  reduce_bytes_ = gradient_wire_bytes(tr, l);
   const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);

@@ -44,7 +44,7 @@ struct TrainingOptions {
   std::optional<std::int64_t> global_batch;    // sequences per step; none: micro-batch x dp
   std::string precision = "bf16";
   std::string optimizer = "adam";
-  std::string grad_dtype = "fp32";
+  std::string grad_dtype;   // empty: the framework's (gradient_dtype in gpuplan/memory.hpp)
   bool master_weights = true;
   double dropout = 0.0;
   std::string loss = "unfused";                // unfused | fused-te | fused-native | chunked
