@@ -238,6 +238,9 @@ int main(int argc, char** argv) {
     EstimateInputs in = published_run(catalog, model_from_catalog(p.model), "dgx-a100", 2048, p.mbs, p.gbs, p.gpus,
                                       p.tp, p.pp, 1, p.vpp);
     in.memory.training.precision = Precision::fp16;
+    // examples/sc21/CONFIG.sh passes --fp16 without --accumulate-allreduce-grads-in-fp32 (which torch DDP could
+    // not take): the gradients accumulate and all-reduce in fp16.
+    in.memory.training.grad_dtype = DType::fp16;
     in.memory.training.dropout = 0.1;
     in.memory.layout.recompute = Recompute::full;
     in.memory.layout.attention = Attention::eager;
