@@ -71,5 +71,26 @@ TEST(StepModelMemo, SharedComputeGivesEstimateStepExactly) {
   EXPECT_EQ(memo.size(), 8u);
 }
 
+TEST(StepModelMemo, OneDeepSpeedModelTimesEveryZeroStageAsEstimateStep) {
+  // The search times every ZeRO stage of a shape on one step model. DeepSpeed's gradients are fp32 at ZeRO-0 and
+  // bf16 above it under bf16 (gradient_dtype), so a model built at one stage must still price the others as
+  // estimate_step prices them from scratch.
+  EstimateInputs in = mixtral_on_32_h100({2, 1, 1, 1, 8, 1, 1, false});
+  in.memory.layout.framework = Framework::deepspeed;
+  in.memory.layout.impl = Impl::hf;
+  in.memory.layout.recompute = Recompute::none;
+  for (int built = 0; built <= 3; ++built) {
+    in.memory.layout.zero = built;
+    const perf::StepJob job(in);
+    const perf::StepModel model(in, job);
+    for (int zero = 0; zero <= 3; ++zero) {
+      EstimateInputs other = in;
+      other.memory.layout.zero = zero;
+      EXPECT_EQ(model.time(resolve_layout(other.memory)).step_s, estimate_step(other).step_s)
+          << "built at ZeRO-" << built << ", timed at ZeRO-" << zero;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuplan

@@ -62,7 +62,7 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   // into it: the scaling runs on the narrower copy, and two casts per buffer are added.
   const double buffers =
       std::max(1.0, std::ceil(params / in_->memory.overheads.deepspeed_allreduce_buffer_elements));
-  const double g = gradient_bytes_, c = reduce_bytes_;
+  const double g = gradient_element_bytes(in_->memory.training, Framework::deepspeed, 0), c = reduce_bytes_;
   const double cast = g != c ? 2 * (g + c) : 0;
   out.fallback_copy_s =
       memory_bound_s(mc, (4 * g + 2 * c + cast) * params, 2 * buffers + tensors + (cast > 0 ? 2 * buffers : 0));

@@ -31,7 +31,12 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.element_bytes = memory::activation_element_bytes(tr);
   // fp8 on a GPU without fp8 tensor cores runs as bf16 (peak_dtype).
   s.gemm_element_bytes = tr.precision == Precision::fp8 && in.gpu.has_dtype("fp8") ? 1.0 : s.element_bytes;
-  s.gradient_rw_bytes = 2 * gradient_element_bytes(tr, l.framework, l.zero);
+  // The weight-gradient GEMM's output: Megatron-LM's gradient-accumulation fusion reads and writes the main
+  // gradient in its dtype; under DeepSpeed autograd writes the parameters' 16-bit gradient at every ZeRO stage (the
+  // BF16_Optimizer's hooks widen it afterwards), which keeps the per-layer compute the same for all stages.
+  const double written = l.framework == Framework::deepspeed ? s.element_bytes
+                                                              : gradient_element_bytes(tr, l.framework, l.zero);
+  s.gradient_rw_bytes = 2 * written;
   s.sequence_parallel = l.sequence_parallel && l.tp > 1;
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;

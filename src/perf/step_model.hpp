@@ -201,7 +201,9 @@ class StepModel {
   double ep_comm_per_layer_s_ = 0;             // a MoE layer's dispatch and combine all-to-alls, forward
   double microbatches_ = 0;                    // per pipeline and step
   double virtual_stages_ = 1;                  // model chunks per pipeline rank (interleaved schedule)
-  double gradient_bytes_ = 0, weight_bytes_ = 0;   // per element, as accumulated and gathered
+  // Per element, as accumulated and gathered. gradient_bytes_ is the layout's; only DeepSpeed's differs between
+  // ZeRO stages (gradient_dtype), and its terms, like the optimizer's, take the variant's stage.
+  double gradient_bytes_ = 0, weight_bytes_ = 0;
   double reduce_bytes_ = 0;                        // per gradient element reduced (gradient_wire_bytes)
   double grad_check_bytes_ = 0;                    // per gradient element held, read by the NaN check each step
   double expert_data_parallel_ = 1;            // ranks that shard the expert states

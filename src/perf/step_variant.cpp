@@ -141,8 +141,9 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     // Megatron's NaN check reads the same buffer once more, for its norm before the reduction
     // (megatron/core/distributed/param_and_grad_buffer.py, check_grads), one kernel per bucket.
     const double gradients_held = zero >= 2 ? shard : sp.dense + sp.expert;
+    const double gradient_bytes = gradient_element_bytes(in_->memory.training, variant.framework, zero);
     const double bytes =
-        shard * perf.optimizer_bytes_per_param + gradients_held * (gradient_bytes_ + grad_check_bytes_);
+        shard * perf.optimizer_bytes_per_param + gradients_held * (gradient_bytes + grad_check_bytes_);
     totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, bytes, grad_check_bytes_ > 0 ? 10 : 9));
     return;
   }
@@ -152,7 +153,8 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     return;
   }
   if (!(host_link_Bps_ > 0)) return;
-  const double down = shard * gradient_bytes_ / host_link_Bps_, up = shard * weight_bytes_ / host_link_Bps_;
+  const double gradient_bytes = gradient_element_bytes(in_->memory.training, variant.framework, zero);
+  const double down = shard * gradient_bytes / host_link_Bps_, up = shard * weight_bytes_ / host_link_Bps_;
   totals.offload_step_s = std::max(totals.offload_step_s, std::max(0.0, down - st.backward) + up);
   if (variant.offload == Offload::optimizer_and_params) {
     // Weights streamed in for each microbatch's forward and backward, overlapped with that compute.
