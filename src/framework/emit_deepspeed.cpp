@@ -48,7 +48,7 @@ ordered_json config(const EmitJob& job) {
   if (t.precision == Precision::bf16) c["bf16"] = {{"enabled", true}};
   if (t.precision == Precision::fp16) c["fp16"] = {{"enabled", true}, {"loss_scale", 0}};
   c["zero_optimization"] = zero_section(job);
-  const DType grads = gradient_dtype(t, Framework::deepspeed, l.zero);
+  const DType grads = job.gradients();
   c["data_types"] = {{"grad_accum_dtype", grads == DType::bf16 ? "bf16" : grads == DType::fp16 ? "fp16" : "fp32"}};
   c["gradient_clipping"] = 1.0;
   if (l.tp > 1) c["tensor_parallel"] = {{"autotp_size", l.tp}, {"tp_overlap_comm", job.tp_overlap}};

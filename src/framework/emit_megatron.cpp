@@ -74,7 +74,7 @@ Flags training_flags(const EmitJob& job) {
   if (t.precision == Precision::fp16) f.emplace_back("--fp16", "");
   if (t.precision == Precision::bf16 || t.precision == Precision::fp8) f.emplace_back("--bf16", "");
   if (t.precision == Precision::fp8) f.emplace_back("--fp8-format", "hybrid");
-  if (gradient_dtype(t, job.layout.framework, job.layout.zero) == DType::bf16) f.emplace_back("--grad-reduce-in-bf16", "");
+  if (job.gradients() == DType::bf16) f.emplace_back("--grad-reduce-in-bf16", "");
   if (t.loss == Loss::fused_native || t.loss == Loss::fused_te) {
     f.emplace_back("--cross-entropy-loss-fusion", "");
     f.emplace_back("--cross-entropy-fusion-impl", t.loss == Loss::fused_te ? "te" : "native");
@@ -101,7 +101,7 @@ void check_expressible(const EmitJob& job) {
     throw InputError("launch.emit", given + " (Megatron-LM has no flag for it)", accepted);
   };
   if (!t.master_weights && t.precision != Precision::fp32) refuse("no fp32 master weights", "master weights kept");
-  if (gradient_dtype(t, job.layout.framework, job.layout.zero) == DType::fp16) refuse("fp16 gradients", "grad_dtype fp32 or bf16");
+  if (job.gradients() == DType::fp16) refuse("fp16 gradients", "grad_dtype fp32 or bf16");
   if (t.optimizer == Optimizer::adafactor || t.optimizer == Optimizer::adam_8bit)
     refuse(std::string("optimizer ") + (t.optimizer == Optimizer::adafactor ? "adafactor" : "adam-8bit"), "adam, adamw or sgd");
   if (t.loss == Loss::chunked) refuse("loss chunked", "unfused, fused-native or fused-te");

@@ -37,7 +37,7 @@ void strategy(const EmitJob& job, Overrides& o) {
     o.emplace_back(s + "expert_model_parallel_size", std::to_string(l.ep));
     o.emplace_back(s + "expert_tensor_parallel_size", std::to_string(l.etp));
   }
-  o.emplace_back(s + "ddp.grad_reduce_in_fp32", python_bool(gradient_dtype(job.training, job.layout.framework, job.layout.zero) == DType::fp32));
+  o.emplace_back(s + "ddp.grad_reduce_in_fp32", python_bool(job.gradients() == DType::fp32));
   o.emplace_back(s + "ddp.overlap_grad_reduce", python_bool(job.dp_overlap));
   o.emplace_back(s + "ddp.overlap_param_gather", python_bool(job.dp_overlap && l.zero >= 1));
   if (l.zero >= 2) {
@@ -87,7 +87,7 @@ void refuse_what_nemo_cannot_say(const EmitJob& job) {
     throw InputError("launch.emit", given + " under NeMo", accepted);
   };
   if (t.loss == Loss::fused_te || t.loss == Loss::chunked) refuse("loss " + std::string(t.loss == Loss::fused_te ? "fused-te" : "chunked"), "unfused or fused-native");
-  if (gradient_dtype(t, job.layout.framework, job.layout.zero) == DType::fp16) refuse("fp16 gradients", "grad_dtype fp32 or bf16");
+  if (job.gradients() == DType::fp16) refuse("fp16 gradients", "grad_dtype fp32 or bf16");
   if (!t.master_weights && t.precision != Precision::fp32) refuse("no fp32 master weights", "master weights kept");
   if (t.optimizer != Optimizer::adam && t.optimizer != Optimizer::adamw && t.optimizer != Optimizer::sgd)
     refuse("an optimizer NeMo's recipes do not name", "adam, adamw or sgd");

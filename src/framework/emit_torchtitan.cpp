@@ -19,7 +19,7 @@ void refuse_what_torchtitan_cannot_say(const EmitJob& job) {
   const auto refuse = [](const std::string& given, const std::string& accepted) {
     throw InputError("launch.emit", given + " under torchtitan", accepted);
   };
-  if (gradient_dtype(job.training, job.layout.framework, job.layout.zero) != DType::fp32) refuse("gradients reduced in 16 bits", "mixed_precision_reduce float32 only");
+  if (job.gradients() != DType::fp32) refuse("gradients reduced in 16 bits", "mixed_precision_reduce float32 only");
   if (!job.dp_overlap) refuse("data-parallel communication not overlapped", "FSDP2's prefetching, always on");
   if (job.training.precision == Precision::fp16) refuse("fp16", "bf16, fp8 or fp32");
   if (job.training.optimizer != Optimizer::adam && job.training.optimizer != Optimizer::adamw) refuse("an optimizer other than Adam", "adam or adamw");

@@ -66,6 +66,9 @@ struct EmitJob {
   std::int64_t nodes = 1;
   double step_s = 0;                          // predicted
   std::int64_t memory_bytes = 0;              // predicted peak of the worst GPU
+
+  // The dtype the gradients accumulate in: the one the request gave, or the framework's (gradient_dtype).
+  DType gradients() const { return gradient_dtype(training, layout.framework, layout.zero); }
 };
 
 struct LaunchFile {
