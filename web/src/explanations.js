@@ -2,7 +2,7 @@
 export const MEMORY_TERMS = {
   weights: "Parameters in the training dtype that this GPU holds (after TP, PP, EP and ZeRO-3 sharding)",
   master_weights: "fp32 copy of the parameters kept by mixed-precision optimizers (sharded by ZeRO-1 and up)",
-  gradients: "Gradient buffers (fp32 main_grad in Megatron-LM; sharded by ZeRO-2 and up)",
+  gradients: "Gradient buffers (fp32 main_grad in Megatron-LM; 16-bit under DeepSpeed with ZeRO; sharded by ZeRO-2 and up)",
   optimizer_states: "Adam moments or the chosen optimizer's state (sharded by ZeRO-1 and up)",
   activations: "Tensors saved for backward by the micro-batches in flight on this stage",
   logits: "Output-layer logits and the loss's buffers on the last stage",
