@@ -5,7 +5,11 @@
 //   flattened into one 16-bit tensor and cast .to() the fp32 master's dtype;
 // - runtime/zero/stage3.py _prepare_fp32_grad_for_sub_group: the same, one sub_group_size sub-group at a time;
 // - runtime/fp16/fused_optimizer.py step (FP16_Optimizer, fp16 without ZeRO): every gradient cast to fp32 in a
-//   list, then flattened, before the fp16 gradients are dropped.
+//   list, then flattened, before the fp16 gradients are dropped;
+// - runtime/bf16_optimizer.py (BF16_Optimizer, bf16 without ZeRO): a flat fp32 gradient buffer allocated in its
+//   constructor, and backward() adds autograd's bf16 gradients into it without freeing them
+//   (update_hp_grads(clear_lp_grads=False); bf16.immediate_grad_update is off by default); the next backward frees
+//   them first. ZeRO-3's flat gradient partition is allocated at construction too (stage3.py).
 // FusedAdam, which the config's Adam and AdamW run, allocates nothing.
 #include <gtest/gtest.h>
 
@@ -86,9 +90,9 @@ TEST(DeepSpeedGradients, ZeroTwoAndThreeHoldTheShardAndZeroThreeCastsOneSubGroup
   EXPECT_NEAR(step_copies(zero3), 1e8 * 6, 1e3);
 }
 
-TEST(DeepSpeedGradients, WithoutZeroBf16KeepsFp32GradientsAndFp16CastsThemAllAtTheStep) {
+TEST(DeepSpeedGradients, WithoutZeroBf16KeepsBothGradientsAndFp16CastsThemAllAtTheStep) {
   const MemoryInputs bf16 = llama_7b(0, Precision::bf16);
-  EXPECT_NEAR(gradients(bf16), kParams * 4, 1.0);
+  EXPECT_NEAR(gradients(bf16), kParams * (4 + 2), 1.0);   // fp32, and autograd's bf16 ones beside them
   EXPECT_EQ(step_copies(bf16), 0.0);   // the BF16_Optimizer steps on its fp32 buffer in place
   const MemoryInputs fp16 = llama_7b(0, Precision::fp16);
   EXPECT_NEAR(gradients(fp16), kParams * 2, 1.0);
@@ -98,6 +102,23 @@ TEST(DeepSpeedGradients, WithoutZeroBf16KeepsFp32GradientsAndFp16CastsThemAllAtT
   fp32_grads.training.grad_dtype = DType::fp32;
   EXPECT_NEAR(gradients(fp32_grads), kParams * 4, 1.0);
   EXPECT_NEAR(step_copies(fp32_grads), kParams / kDp * 4, 1e3);
+}
+
+TEST(DeepSpeedGradients, BuffersAllocatedAtConstructionHoldThroughTheForward) {
+  // One microbatch per step: gradients made in the backward exist in the forward only where DeepSpeed allocated
+  // their buffer up front (the BF16_Optimizer's, ZeRO-3's); with two microbatches they persist in any case. So the
+  // forward phase grows by the gradients from one microbatch to two below ZeRO-3 with ZeRO, and not otherwise.
+  const auto forward = [](int zero, Precision precision, std::int64_t microbatches) {
+    MemoryInputs in = llama_7b(zero, precision);
+    in.training.global_batch = 8 * microbatches;
+    in.overheads.enabled = false;   // the allocator's reserve follows the peak, not the forward
+    return static_cast<double>(estimate_memory(in).worst().forward_peak);
+  };
+  const auto grads = [](int zero, Precision precision) { return gradients(llama_7b(zero, precision)); };
+  EXPECT_NEAR(forward(1, Precision::bf16, 2) - forward(1, Precision::bf16, 1), grads(1, Precision::bf16), 1e3);
+  EXPECT_NEAR(forward(0, Precision::fp16, 2) - forward(0, Precision::fp16, 1), grads(0, Precision::fp16), 1e3);
+  EXPECT_NEAR(forward(0, Precision::bf16, 2), forward(0, Precision::bf16, 1), 1e3);
+  EXPECT_NEAR(forward(3, Precision::bf16, 2), forward(3, Precision::bf16, 1), 1e3);
 }
 
 TEST(DeepSpeedGradients, HuggingFaceModulesOutsideDeepSpeedKeepTheForeachTemporary) {

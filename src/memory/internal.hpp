@@ -48,6 +48,13 @@ struct OptimizerStep {
 };
 OptimizerStep optimizer_step(const TrainingConfig& training, const Layout& layout, const OptimizerStepInputs& in);
 
+// Whether DeepSpeed's gradients live in a buffer it allocates once, at its optimizer's construction, so that they
+// exist through every forward: the BF16_Optimizer's flat fp32 gradients (bf16 without ZeRO) and ZeRO-3's flat
+// partition of them (optimizer_step.cpp).
+bool deepspeed_gradient_buffer(const TrainingConfig& training, const Layout& layout, int zero);
+// Whether DeepSpeed trains with its BF16_Optimizer (bf16 without ZeRO, gradients accumulated in fp32).
+bool deepspeed_bf16_optimizer(const TrainingConfig& training, const Layout& layout, int zero);
+
 // Bytes of one activation element as saved (2 under 16-bit mixed precision, 4 in fp32).
 double activation_element_bytes(const TrainingConfig& training);
 

@@ -36,6 +36,18 @@ OptimizerStep deepspeed_step(const TrainingConfig& training, const OptimizerStep
 
 }  // namespace
 
+bool deepspeed_bf16_optimizer(const TrainingConfig& training, const Layout& layout, int zero) {
+  const bool bf16 = training.precision == Precision::bf16 || training.precision == Precision::fp8;
+  return layout.framework == Framework::deepspeed && zero == 0 && bf16 &&
+         gradient_dtype(training, layout.framework, zero) == DType::fp32;
+}
+
+bool deepspeed_gradient_buffer(const TrainingConfig& training, const Layout& layout, int zero) {
+  // bf16_optimizer.py __init__ allocates fp32_groups_gradients_flat; stage3.py _setup_for_real_optimizer allocates
+  // grad_partitions_flat_buffer.
+  return deepspeed_bf16_optimizer(training, layout, zero) || (layout.framework == Framework::deepspeed && zero == 3);
+}
+
 OptimizerStep optimizer_step(const TrainingConfig& training, const Layout& layout, const OptimizerStepInputs& in) {
   if (in.offload != Offload::none) return {in.gradients, 0.0, ""};   // the step runs on the host
   if (layout.framework == Framework::deepspeed) return deepspeed_step(training, in);

@@ -122,10 +122,16 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
   } else {
     mw.add("fp32 master copy", p.optimizer * sb.master, v.zero >= 1 ? (megatron ? kMegatronDistOpt : kZero) : kZero);
     const double grad_bytes = gradient_element_bytes(tr, shape_.framework, v.zero);
-    if (shape_.framework == Framework::deepspeed)
+    if (shape_.framework == Framework::deepspeed) {
       gr.add(grad_bytes == 4.0 ? "fp32 gradients" : "16-bit gradients", p.gradients * grad_bytes,
              "deepspeed/runtime/engine.py get_data_types (data_types.grad_accum_dtype)");
-    else
+      // The BF16_Optimizer's backward adds autograd's bf16 gradients into the fp32 ones and keeps them
+      // (update_hp_grads(clear_lp_grads=False)) until the next backward frees them, unless bf16.immediate_grad_update
+      // (off by default) adds each as it is made.
+      if (deepspeed_bf16_optimizer(tr, shape_, v.zero))
+        gr.add("bf16 gradients kept beside the fp32 ones until the next backward", p.gradients * 2.0,
+               "deepspeed/runtime/bf16_optimizer.py backward; precision_config.py immediate_grad_update False");
+    } else
       gr.add(grad_bytes == 4.0 ? "fp32 gradients (main_grad)" : "16-bit gradients", p.gradients * grad_bytes,
              kMegatronDistOpt);
     os.add("optimizer moments", p.optimizer * sb.optimizer, "docs/memory.md table 1");
@@ -299,8 +305,10 @@ void MemoryModel::add_phases(const ActivationTable& acts, const MemoryVariant& v
   const MemoryInputs& in = *job_->inputs;
   const TrainingConfig& tr = in.training;
   const bool megatron = shape_.impl == Impl::megatron;
-  // Megatron allocates its fp32 main_grad buffer up front; elsewhere gradients persist across microbatches.
-  const bool grads_persist = megatron || acts.microbatches > 1 || shape_.pp > 1;
+  // Megatron allocates its fp32 main_grad buffer up front, and so does DeepSpeed in places; elsewhere gradients
+  // persist across microbatches.
+  const bool grads_persist = megatron || acts.microbatches > 1 || shape_.pp > 1 ||
+                             deepspeed_gradient_buffer(tr, shape_, v.zero);
   // Gradients exist in forward only when they persist; the optimizer step may add temporaries.
   // Transformer Engine's weight-gradient buffers, once allocated, stay through every phase.
   const double states_no_grad = out.weights + out.master + out.optimizer + out.wgrad_buffers;

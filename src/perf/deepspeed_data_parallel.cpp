@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "memory/internal.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan::perf {
@@ -66,6 +67,11 @@ void StepModel::deepspeed_reduction(const memory::StageParams& sp, FrameworkDp& 
   const double cast = g != c ? 2 * (g + c) : 0;
   out.fallback_copy_s =
       memory_bound_s(mc, (4 * g + 2 * c + cast) * params, 2 * buffers + tensors + (cast > 0 ? 2 * buffers : 0));
+  // The BF16_Optimizer's backward ends by adding every bf16 gradient into its fp32 one (bf16_optimizer.py
+  // _update_hp_grad: hp_grad.add_(lp.grad.to(fp32))): a cast that reads 2 B and writes 4, and an add that reads
+  // 4 + 4 and writes 4, two kernels per tensor, after every microbatch's backward.
+  if (memory::deepspeed_bf16_optimizer(in_->memory.training, layout_, 0))
+    out.hp_accumulate_s = memory_bound_s(mc, 18 * params, 2 * tensors);
 }
 
 void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant, StageTime& st,
@@ -84,7 +90,8 @@ void StepModel::add_deepspeed_data_parallel(std::size_t i, const Layout& variant
 }
 
 void StepModel::add_deepspeed_allreduce(std::size_t i, StepTotals& totals) const {
-  totals.expose_dp(dp_collectives(i, 0).reduce_s + framework_dp(i).fallback_copy_s);
+  const FrameworkDp& ds = framework_dp(i);
+  totals.expose_dp(dp_collectives(i, 0).reduce_s + ds.fallback_copy_s + microbatches_ * ds.hp_accumulate_s);
 }
 
 }  // namespace gpuplan::perf

@@ -114,8 +114,9 @@ class StepModel {
     // DeepSpeed below ZeRO-3 (deepspeed_data_parallel.cpp): the gradients' copies into the buckets (compute
     // stream), what the reduction stream then runs (copies and all-reduces), the last bucket's share of it.
     double bucket_copy_s = 0, reduction_s = 0, last_bucket_share = 1;
-    // DeepSpeed without ZeRO: the flattening, scaling and copying back around its all-reduce.
-    double fallback_copy_s = 0;
+    // DeepSpeed without ZeRO: the flattening, scaling and copying back around its all-reduce, and the
+    // BF16_Optimizer's accumulation of each microbatch's bf16 gradients into its fp32 ones.
+    double fallback_copy_s = 0, hp_accumulate_s = 0;
   };
   // One stage, one microbatch: what no ZeRO stage, offload or recomputation changes.
   struct StageBase {
