@@ -133,5 +133,20 @@ TEST(DeepSpeedDataParallel, ZeroThreeReducesInTheCommunicationDtype) {
   EXPECT_DOUBLE_EQ(fp32_gradients, test::step_term(estimate_step(in), "zero3_comm"));
 }
 
+// The optimizer step over 16-bit gradients (stage_1_and_2.py step; fp16/fused_optimizer.py step). Per parameter of
+// the shard: the published 38 bytes of the mixed-precision Adam step (data/perf.json optimizer_bytes_per_param,
+// with a 4-byte norm read), less 2 because DeepSpeed takes the norm over the bf16 gradients, plus the flattening
+// copy (2 + 2) and the cast to fp32 (2 + 4): 46 bytes, and no zeroing (the gradients are freed). Without ZeRO in
+// fp16 the FP16_Optimizer casts every gradient (2 + 4) and flattens the casts (4 + 4): 52 bytes per parameter.
+// Eleven kernels: the nine of the step and the two copies.
+TEST(DeepSpeedDataParallel, TheStepCastsSixteenBitGradientsAndDoesNotZeroThem) {
+  const double zero1 = test::step_term(estimate_step(llama_7b(1, 4)), "optimizer");
+  EXPECT_NEAR(zero1, kParams / kDp * 46 / kHbmBps + 11 * kKernelS, 1e-9);
+  EstimateInputs fp16 = llama_7b(0, 4);
+  fp16.memory.training.precision = Precision::fp16;
+  const double zero0 = test::step_term(estimate_step(fp16), "optimizer");
+  EXPECT_NEAR(zero0, kParams * 52 / kHbmBps + 11 * kKernelS, 1e-9);
+}
+
 }  // namespace deepspeed_data_parallel_test
 }  // namespace gpuplan

@@ -142,9 +142,18 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     // (megatron/core/distributed/param_and_grad_buffer.py, check_grads), one kernel per bucket.
     const double gradients_held = zero >= 2 ? shard : sp.dense + sp.expert;
     const double gradient_bytes = gradient_element_bytes(in_->memory.training, variant.framework, zero);
-    const double bytes =
-        shard * perf.optimizer_bytes_per_param + gradients_held * (gradient_bytes + grad_check_bytes_);
-    totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, bytes, grad_check_bytes_ > 0 ? 10 : 9));
+    double bytes = shard * perf.optimizer_bytes_per_param + gradients_held * (gradient_bytes + grad_check_bytes_);
+    double kernels = grad_check_bytes_ > 0 ? 10 : 9;
+    // DeepSpeed frees its 16-bit gradients after the step rather than zeroing them, and hands them to the fp32
+    // master copy through copies (the memory model's optimizer step, docs/memory.md): ZeRO-1 to 3 take the norm
+    // over the 16-bit gradients (g bytes, not 4), flatten the shard's (g + g) and cast the copy to fp32 (g + 4);
+    // the FP16_Optimizer casts every gradient to fp32 (g + 4) and flattens the casts (4 + 4).
+    if (variant.framework == Framework::deepspeed && gradient_bytes < 4) {
+      const double g = gradient_bytes;
+      bytes = shard * (perf.optimizer_bytes_per_param + (zero >= 1 ? (g - 4) + 2 * g + (g + 4) : (g + 4) + 8));
+      kernels += 2;
+    }
+    totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, bytes, kernels));
     return;
   }
   totals.optimizer_s = std::max(totals.optimizer_s, shard * gpus_sharing_host_ / perf.cpu_adam_params_per_s);
