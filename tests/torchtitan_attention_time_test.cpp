@@ -72,11 +72,12 @@ TEST(RepeatKv, OnlyTorchtitanRepeatsAndOnlyGroupedHeads) {
   EXPECT_DOUBLE_EQ(none.forward_bytes + none.backward_bytes, 0);
 }
 
-TEST(AttentionOutputCopy, OnlyEagerAttentionOutputsAreCopiedForTorchtitan) {
+TEST(AttentionOutputCopy, OnlyEagerAttentionOutputsAreCopied) {
   // torchtitan's query leaves RoPE contiguous as (batch, sequence, heads, dim); PyTorch's fused attention kernels
   // allocate their output like it and return it transposed, so output.transpose(1, 2).contiguous() finds it
   // contiguous. Eager attention's matmul writes (batch, heads, sequence, dim), which the call copies. Megatron-Core
-  // hands Transformer Engine's output on as it is; Hugging Face's modules stay counted as copying.
+  // hands Transformer Engine's output on as it is. Hugging Face's query keeps the layout of its projection through
+  // apply_rotary_pos_emb (tests/python/test_eager_elementwise.py), so its fused attention output is not copied either.
   gpuplan::EstimateInputs in;
   in.memory.model = gpuplan::model_from_catalog("llama-3.1-8b");
   gpuplan::Layout l;
@@ -88,7 +89,10 @@ TEST(AttentionOutputCopy, OnlyEagerAttentionOutputsAreCopiedForTorchtitan) {
   EXPECT_TRUE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
   l.framework = gpuplan::Framework::deepspeed;
   l.attention = gpuplan::Attention::flash;
+  EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
+  l.attention = gpuplan::Attention::eager;
   EXPECT_TRUE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);
+  l.attention = gpuplan::Attention::flash;
   l.framework = gpuplan::Framework::megatron;
   l.impl = gpuplan::Impl::megatron;
   EXPECT_FALSE(gpuplan::perf::microbatch_shape(in, l).attention_output_copied);

@@ -81,6 +81,18 @@ def hf_rope(q, cos, sin):
     return (q * cos) + (rotate_half(q) * sin)
 
 
+def hf_rotated_query_layout(tokens=16, heads=8, head_dim=128):
+    """The layout Hugging Face's Llama attention hands its query to scaled_dot_product_attention in: q_proj's output
+    viewed as (batch, sequence, heads, dim) and transposed to (batch, heads, sequence, dim), then rotated by
+    apply_rotary_pos_emb. Returns whether transposing it back to (batch, sequence, heads, dim) is contiguous, the
+    layout in which PyTorch's fused kernels then allocate the output (flash_api.cpp: empty_like of the query so
+    transposed)."""
+    projected = torch.randn(1, tokens, heads * head_dim, dtype=BF16)
+    query = projected.view(1, tokens, heads, head_dim).transpose(1, 2)
+    cos, sin = torch.randn(1, tokens, head_dim, dtype=BF16), torch.randn(1, tokens, head_dim, dtype=BF16)
+    return hf_rope(query, cos, sin).transpose(1, 2).is_contiguous()
+
+
 def repeat_kv(x, n_rep):
     """torchtitan/models/llama3/model/model.py: grouped K or V expanded to every query head."""
     bs, slen, n_kv_heads, head_dim = x.shape

@@ -48,8 +48,11 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   // module's transpose(1, 2).contiguous() copies. PyTorch's fused attention kernels allocate the output like the
   // query (flash_api.cpp, empty_like) and hand it back transposed: torchtitan's query leaves RoPE as (batch,
   // sequence, heads, dim), so its output comes back contiguous after the same call, which then copies nothing.
-  // Hugging Face's query passes through rotate_half's torch.cat, whose layout is not settled here: copied.
-  s.attention_output_copied = s.eager_elementwise && !(s.flash && l.framework == Framework::torchtitan);
+  // Hugging Face's query is q_proj's output viewed and transposed, and apply_rotary_pos_emb's (q * cos) +
+  // (rotate_half(q) * sin) keeps that memory layout (its sum takes its first operand's strides; PyTorch checks it
+  // in tests/python/test_eager_elementwise.py): no copy either. torch.nn's modules stay counted as copying.
+  s.attention_output_copied =
+      s.eager_elementwise && !(s.flash && (l.framework == Framework::torchtitan || l.impl == Impl::hf));
   s.fp8_amax_pass = s.gemm_element_bytes < s.element_bytes && l.framework == Framework::torchtitan;
   s.repeat_kv = l.framework == Framework::torchtitan && m.kv_heads < m.heads && !m.mla.enabled;
   s.routed_share = memory::routed_share(tr);

@@ -95,6 +95,14 @@ def test_ops_that_are_one_kernel_either_way_cost_the_same():
         assert eager["backward"] == pytest.approx(compiled["backward"], rel=1e-9), attention
 
 
+def test_hugging_face_rotated_query_keeps_the_projection_layout():
+    # (q * cos) + (rotate_half(q) * sin): the product with q keeps q's strides, rotate_half's torch.cat is
+    # contiguous, and the sum takes the layout of its first operand. The query stays (batch, sequence, heads, dim) in
+    # memory, so the fused kernel's output comes back contiguous after transpose(1, 2) and the module's
+    # .contiguous() copies nothing, as under torchtitan (src/perf/layer_comm.cpp, attention_output_copied).
+    assert oracle.hf_rotated_query_layout()
+
+
 def test_repeat_kv_moves_what_pytorch_dispatches():
     # tests/repeat_kv_time_test.cpp prices torchtitan's repeat_kv as one kernel per K or V each way, reading each
     # element once and writing its copy for every query head of its group (forward), then the reverse (backward,
