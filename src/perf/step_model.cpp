@@ -111,7 +111,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   // Microbatches per pipeline and step, as estimate_memory counts them.
   microbatches_ = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
   virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
-  gradient_bytes_ = gradient_bytes(tr, l);
+  gradient_bytes_ = gradient_element_bytes(tr, l.framework, l.zero);
   weight_bytes_ = weight_wire_bytes(tr);
   reduce_bytes_ = gradient_wire_bytes(tr, l);
   const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;

@@ -31,11 +31,8 @@ inline double overlapped(double slowdown, double comm, double compute) {
 // gradients, in the dtype they accumulate in, except under DeepSpeed, which reduces in its communication_data_type,
 // the model's 16-bit dtype by default (deepspeed/runtime/engine.py).
 inline double weight_wire_bytes(const TrainingConfig& t) { return t.precision == Precision::fp32 ? 4.0 : 2.0; }
-inline double gradient_bytes(const TrainingConfig& t, const Layout& l) {
-  return gradient_element_bytes(t, l.framework, l.zero);
-}
 inline double gradient_wire_bytes(const TrainingConfig& t, const Layout& l) {
-  return l.framework == Framework::deepspeed ? weight_wire_bytes(t) : gradient_bytes(t, l);
+  return l.framework == Framework::deepspeed ? weight_wire_bytes(t) : gradient_element_bytes(t, l.framework, l.zero);
 }
 
 // The share of `params` elements a bucket of `bucket_elements` holds: what the last bucket's reduction leaves.

@@ -133,6 +133,7 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
   const double dp = static_cast<double>(layout_.dp);
   const double shard = sp.dense / (zero >= 1 ? dp * static_cast<double>(layout_.cp) : 1.0) +
                        sp.expert / (zero >= 1 ? expert_data_parallel_ : 1.0);
+  const double gradient_bytes = gradient_element_bytes(in_->memory.training, variant.framework, zero);
   if (variant.offload == Offload::none) {
     const Machine mc = machine();
     // Zeroing the gradients for the next step writes every gradient the rank holds, not only its shard below ZeRO-2:
@@ -141,7 +142,6 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     // Megatron's NaN check reads the same buffer once more, for its norm before the reduction
     // (megatron/core/distributed/param_and_grad_buffer.py, check_grads), one kernel per bucket.
     const double gradients_held = zero >= 2 ? shard : sp.dense + sp.expert;
-    const double gradient_bytes = gradient_element_bytes(in_->memory.training, variant.framework, zero);
     double bytes = shard * perf.optimizer_bytes_per_param + gradients_held * (gradient_bytes + grad_check_bytes_);
     double kernels = grad_check_bytes_ > 0 ? 10 : 9;
     // DeepSpeed frees its 16-bit gradients after the step rather than zeroing them, and hands them to the fp32
@@ -162,7 +162,6 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
     return;
   }
   if (!(host_link_Bps_ > 0)) return;
-  const double gradient_bytes = gradient_element_bytes(in_->memory.training, variant.framework, zero);
   const double down = shard * gradient_bytes / host_link_Bps_, up = shard * weight_bytes_ / host_link_Bps_;
   totals.offload_step_s = std::max(totals.offload_step_s, std::max(0.0, down - st.backward) + up);
   if (variant.offload == Offload::optimizer_and_params) {
