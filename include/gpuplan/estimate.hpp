@@ -74,6 +74,8 @@ struct PerfConstants {
   double step_overhead_s = 0;            // per-iteration fixed cost outside the modelled kernels
   double overlap_slowdown = 0;           // compute lost per second of communication overlapped with it (SMs and
                                          // HBM bandwidth the collective's kernels take)
+  double gpu_speed_spread = 0;           // relative standard deviation of the sustained speeds of a SKU's GPUs; a
+                                         // synchronous job waits for its slowest (breakdown `slowest_gpu`)
   double tp_overlap_reserved_sms = 0;    // with TP overlap, SMs the reduce-scatter after each row-parallel forward
                                          // GEMM takes from that GEMM (Transformer Engine's set_sm_margin)
   double measured_gemm_efficiency = 1;   // 1: use data/gemm/'s measured table for this GPU where there is one
@@ -138,7 +140,7 @@ struct TimeTerm {
   double seconds = 0;
   bool operator==(const TimeTerm&) const = default;
 };
-inline constexpr std::size_t kTimeTerms = 17;
+inline constexpr std::size_t kTimeTerms = 18;
 
 struct StepEstimate {
   MemoryReport memory;

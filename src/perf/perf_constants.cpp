@@ -41,6 +41,7 @@ constexpr Field kFields[] = {
     {"dp_bucket_elements_per_rank", &PerfConstants::dp_bucket_elements_per_rank, 0.0, 1e13},
     {"step_overhead_s", &PerfConstants::step_overhead_s, 0.0, 1e3},
     {"overlap_slowdown", &PerfConstants::overlap_slowdown, 0.0, 1.0},
+    {"gpu_speed_spread", &PerfConstants::gpu_speed_spread, 0.0, 0.5},
     {"tp_overlap_reserved_sms", &PerfConstants::tp_overlap_reserved_sms, 0.0, 1000.0},
     {"measured_gemm_efficiency", &PerfConstants::measured_gemm_efficiency, 0.0, 1.0},
     {"nvme_optimizer_overlap", &PerfConstants::nvme_optimizer_overlap, 0.0, 1.0},

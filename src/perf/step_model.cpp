@@ -7,6 +7,7 @@
 #include "model/torchtitan_sac.hpp"
 #include "perf/elementwise_ops.hpp"
 #include "perf/layer_comm.hpp"
+#include "perf/slowest_gpu.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan::perf {
@@ -80,6 +81,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
                      "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
                          std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
   placement_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
+  slowest_gpu_share_ = slowest_gpu_share(static_cast<double>(l.gpus), job.perf.gpu_speed_spread);
   // The GPUs of one host share its CPUs and drives: the node's, or one compute tray's where a node holds several.
   gpus_sharing_host_ = static_cast<double>(
       std::min(gpus_per_host(in.memory.node, gpus_per_node), std::max<std::int64_t>(1, l.gpus)));

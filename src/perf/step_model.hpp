@@ -207,6 +207,7 @@ class StepModel {
   double expert_data_parallel_ = 1;            // ranks that shard the expert states
   double pp_comm_s_ = 0, embedding_sync_s_ = 0, embedding_width_ = 0;
   double sp_grad_sync_s_ = 0;                  // the TP all-reduce of the weights sequence parallelism duplicates
+  double slowest_gpu_share_ = 0;               // of the GPU time, what waiting for the slowest GPU adds
   std::vector<StageBase> stage_base_;
   double bucket_bytes_ = 0;
   mutable CommMemo collective_;

@@ -250,6 +250,8 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
   add("offload_stream", mb * slowest.offload);
   add("nvme_offload", mb * slowest.nvme + totals.nvme_step_s);
   add("host_bound", mb * slowest.host);
+  // The slowest GPU sets the pace of the GPU work every other rank waits on at its collectives (slowest_gpu.hpp).
+  add("slowest_gpu", slowest_gpu_share_ * mb * (slowest.forward + slowest.backward + slowest.recompute));
   add("pipeline_bubble", bubble);
   add("pp_comm", pp_comm_s_);
   add("dp_comm", totals.dp_exposed_s);
