@@ -63,6 +63,11 @@ std::string to_text(const EstimateResult& r) {
   }
   out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", "step", r.time.step_s, 100.0);
   for (const auto& [name, t] : r.time.breakdown)
+    if (name == "slowest_gpu" && t > 0)
+      out += fmt::format("  slowest_gpu: every collective waits for the slowest of the {} GPUs, and GPUs of one kind "
+                         "sustain different speeds (gpu_speed_spread in data/perf.json; Sinha et al., SC'22)\n",
+                         m.layout.gpus);
+  for (const auto& [name, t] : r.time.breakdown)
     if (name == "nvme_offload" && t > 0)
       out += "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
              "share of the drives (at most its host link); the optimizer's state reads and writes add to the CPU "

@@ -24,7 +24,7 @@ export const TIME_TERMS = {
   offload_stream: "Offloaded states streamed over the host link",
   nvme_offload: "Offloaded states read and written on NVMe",
   host_bound: "CPU optimizer step time beyond what the GPU hides",
-  slowest_gpu: "Waiting for the job's slowest GPU: GPUs of one model sustain slightly different clocks, and every collective waits for the slowest",
+  slowest_gpu: "Waiting for the job's slowest GPU: GPUs of one kind sustain slightly different clocks, and every collective waits for the slowest",
   pipeline_bubble: "Pipeline fill and drain: stages idle while others work",
   pp_comm: "Activations sent between pipeline stages",
   dp_comm: "Data-parallel gradient reduction and weight gather not overlapped with backward (with DeepSpeed's bucket copies; without ZeRO DeepSpeed all-reduces after the backward)",
