@@ -68,6 +68,15 @@ TEST(SlowestGpu, AddsTheSlowestOfTheJobsGpusShareOfItsGpuTime) {
   }
 }
 
+TEST(SlowestGpu, AHostBoundJobWaitsForItsHostInstead) {
+  // 10 ms of dispatch per kernel: the host, not the GPUs, sets the pace, and its slack hides the slowest GPU.
+  EstimateInputs in = llama_8b_on(1, 0.02);
+  in.perf = perf_constants(in.gpu, {{"test", R"({"defaults": {"gpu_speed_spread": 0.02, "host_op_s": 0.01}})"}});
+  const StepEstimate step = estimate_step(in);
+  EXPECT_GT(term_s(step, "host_bound"), 0);
+  EXPECT_EQ(term_s(step, "slowest_gpu"), 0);
+}
+
 TEST(SlowestGpu, NoSpreadOrOneGpuAddsNothing) {
   EXPECT_EQ(term_s(estimate_step(llama_8b_on(2, 0)), "slowest_gpu"), 0);
   EstimateInputs one = llama_8b_on(1, 0.02);

@@ -250,8 +250,11 @@ StepEstimate StepModel::assemble(const StepTotals& totals, const Layout& variant
   add("offload_stream", mb * slowest.offload);
   add("nvme_offload", mb * slowest.nvme + totals.nvme_step_s);
   add("host_bound", mb * slowest.host);
-  // The slowest GPU sets the pace of the GPU work every other rank waits on at its collectives (slowest_gpu.hpp).
-  add("slowest_gpu", slowest_gpu_share_ * mb * (slowest.forward + slowest.backward + slowest.recompute));
+  // The slowest GPU sets the pace of the GPU work every other rank waits on at its collectives (slowest_gpu.hpp),
+  // unless the host's dispatch is slower still: its slack beyond the GPU time absorbs the slower GPU first.
+  const double slower_gpu = slowest_gpu_share_ * (slowest.forward + slowest.backward + slowest.recompute);
+  const double host_slack = std::max(0.0, slowest.host - job_->perf.microbatch_host_s);
+  add("slowest_gpu", mb * std::max(0.0, slower_gpu - host_slack));
   add("pipeline_bubble", bubble);
   add("pp_comm", pp_comm_s_);
   add("dp_comm", totals.dp_exposed_s);
