@@ -15,6 +15,8 @@
 namespace gpuplan {
 namespace slowest_gpu_test {
 
+using test::step_term;
+
 // E[max of n standard normals] = integral of z n phi(z) Phi(z)^(n-1) dz, by the trapezoid rule on [-12, 12].
 double integrated_largest_normal(int n) {
   const double step = 1e-4;
@@ -52,19 +54,12 @@ EstimateInputs llama_8b_on(int nodes, double speed_spread) {
   return in;
 }
 
-double term_s(const StepEstimate& step, std::string_view name) {
-  for (const TimeTerm& t : step.breakdown)
-    if (t.name == name) return t.seconds;
-  ADD_FAILURE() << "no term " << name;
-  return 0;
-}
-
 TEST(SlowestGpu, AddsTheSlowestOfTheJobsGpusShareOfItsGpuTime) {
   for (int nodes : {1, 16}) {
     const StepEstimate step = estimate_step(llama_8b_on(nodes, 0.02));
-    const double gpu_time = term_s(step, "forward") + term_s(step, "backward") + term_s(step, "recompute");
+    const double gpu_time = step_term(step, "forward") + step_term(step, "backward") + step_term(step, "recompute");
     const double expected = 0.02 * integrated_largest_normal(8 * nodes) * gpu_time;
-    EXPECT_NEAR(term_s(step, "slowest_gpu"), expected, 0.01 * expected) << nodes << " nodes";
+    EXPECT_NEAR(step_term(step, "slowest_gpu"), expected, 0.01 * expected) << nodes << " nodes";
   }
 }
 
@@ -73,17 +68,17 @@ TEST(SlowestGpu, AHostBoundJobWaitsForItsHostInstead) {
   EstimateInputs in = llama_8b_on(1, 0.02);
   in.perf = perf_constants(in.gpu, {{"test", R"({"defaults": {"gpu_speed_spread": 0.02, "host_op_s": 0.01}})"}});
   const StepEstimate step = estimate_step(in);
-  EXPECT_GT(term_s(step, "host_bound"), 0);
-  EXPECT_EQ(term_s(step, "slowest_gpu"), 0);
+  EXPECT_GT(step_term(step, "host_bound"), 0);
+  EXPECT_EQ(step_term(step, "slowest_gpu"), 0);
 }
 
 TEST(SlowestGpu, NoSpreadOrOneGpuAddsNothing) {
-  EXPECT_EQ(term_s(estimate_step(llama_8b_on(2, 0)), "slowest_gpu"), 0);
+  EXPECT_EQ(step_term(estimate_step(llama_8b_on(2, 0)), "slowest_gpu"), 0);
   EstimateInputs one = llama_8b_on(1, 0.02);
   one.memory.layout.gpus = 1;
   one.memory.training.global_batch = 1;
   one.memory.training.seq_len = 1024;
-  EXPECT_EQ(term_s(estimate_step(one), "slowest_gpu"), 0);
+  EXPECT_EQ(step_term(estimate_step(one), "slowest_gpu"), 0);
 }
 
 }  // namespace slowest_gpu_test
