@@ -10,6 +10,8 @@ import os
 import socket
 import time
 
+from . import _measure_speed as speed
+
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 NCCL_TESTS_NAME = {"all_reduce": "all_reduce_perf", "all_gather": "all_gather_perf",
                    "reduce_scatter": "reduce_scatter_perf", "all_to_all": "alltoall_perf"}
@@ -130,8 +132,9 @@ def _device_for(torch, backend, local_rank):
 
 
 def run_ranks(config, rank=None, world=None):
-    """Measures on this rank of a process group (torchrun's environment, or the rank and world given by spawn);
-    returns rank 0's result (rows, the rank lines, the backend), None on the other ranks."""
+    """Measures on this rank of a process group (torchrun's environment, or the rank and world given by spawn):
+    the collectives, then one GEMM on every rank at once (_measure_speed.py). Returns rank 0's result (rows, the
+    rank lines, the backend, the GEMM's time on each rank), None on the other ranks."""
     import torch
     import torch.distributed as dist
     if rank is not None:
@@ -146,6 +149,8 @@ def run_ranks(config, rank=None, world=None):
         rows = measure_collectives(torch, dist, device, config["sizes"], config["collectives"], config["warmup"],
                                    config["iters"])
         result = {"rows": rows, "rank_lines": info, "backend": config["backend"], "ranks": dist.get_world_size()}
+        if config["speed"]:
+            result["gemm_speed"] = speed.gemm_seconds_on_every_rank(torch, dist, device)
         return result if dist.get_rank() == 0 else None
     finally:
         dist.destroy_process_group()

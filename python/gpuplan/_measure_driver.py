@@ -101,7 +101,7 @@ def _comm_config(torch, args, device):
     defaults = [(1 << 20) * 4 ** i for i in range(6)] if cuda else [(64 << 10) * 4 ** i for i in range(4)]
     sizes = args.comm_sizes or defaults
     return {"backend": backend, "sizes": sizes, "collectives": args.collectives, "warmup": args.comm_warmup,
-            "iters": args.comm_iters}
+            "iters": args.comm_iters, "speed": "speed" not in args.skip}
 
 
 def _measure_comm(torch, args, device):

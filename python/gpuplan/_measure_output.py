@@ -6,9 +6,12 @@ written against another peak (perf_overlay(measurements, peak_tflops=...)). Need
 """
 import copy
 
+from ._measure_speed import speed_spread
+
 # The ranges src/perf/perf_constants.cpp accepts.
 EFFICIENCY_RANGE = (0.01, 1.0)
 HALF_LENGTH_RANGE = (0.0, 1e7)
+MAX_SPREAD = 0.5
 ATTENTION_BACKWARD_FLOPS = 2.5   # flash attention's backward: 5 matmuls against the forward's 2 (FlashAttention-2)
 
 
@@ -109,6 +112,27 @@ def _attention_constants(measurements, peak_flops, source, warnings):
             "source": f"{how}: E of the same fit, for jobs whose attention is PyTorch's scaled_dot_product_attention"}}
 
 
+def _speed_constants(measurements, source, warnings):
+    """gpu_speed_spread from one GEMM timed on every GPU at once; only from GPUs (CPU processes tell nothing of
+    them) and from at least two."""
+    gemm = (measurements.get("collectives") or {}).get("gemm_speed")
+    if not gemm or measurements["device_type"] != "cuda":
+        return {}
+    seconds = gemm["seconds_by_rank"]
+    spread = speed_spread(seconds)
+    if spread is None:
+        return {}
+    if spread > MAX_SPREAD:
+        warnings.append(f"gpu_speed_spread {spread:.3g} is above {MAX_SPREAD}, the most gpuplan accepts: written as "
+                        f"{MAX_SPREAD}; one GPU ran far slower than the others (_measurements.collectives.gemm_speed)")
+    return {"gpu_speed_spread": {
+        "value": round(min(spread, MAX_SPREAD), 4),
+        "source": f"{source}: the relative standard deviation of the times of one {gemm['size']}^3 {gemm['dtype']} "
+                  f"GEMM on each of {len(seconds)} GPUs, all timed at once (fastest {min(seconds) * 1e3:.4g} ms, "
+                  f"slowest {max(seconds) * 1e3:.4g} ms); a few GPUs estimate the spread of a whole cluster "
+                  "roughly, and outliers among them count in full"}}
+
+
 def perf_overlay(measurements, peak_tflops=None):
     """The --perf overlay: the constants measured, under gpus.<catalog name> (or defaults when the GPU is not in
     gpuplan's catalog), with the raw measurements under _measurements and the table under _gemm_table.
@@ -122,6 +146,7 @@ def perf_overlay(measurements, peak_tflops=None):
         constants.update(_gemm_constants(measurements, peak_flops, source, warnings))
     if measurements.get("attention", {}).get("rows"):
         constants.update(_attention_constants(measurements, peak_flops, source, warnings))
+    constants.update(_speed_constants(measurements, source, warnings))
     gpu = measurements.get("gpu")
     document = {"_about": "Compute-model constants measured by gpuplan-measure (docs/measure.md); read with "
                           "`gpuplan estimate --perf FILE` (data/perf.json's schema). Keys starting with '_' are "

@@ -17,7 +17,7 @@ import sys
 from ._measure_driver import UsageError, run
 
 PROGRAM = "gpuplan-measure"
-SKIPPABLE = ("gemm", "attention", "comm", "context")
+SKIPPABLE = ("gemm", "attention", "comm", "speed", "context")
 
 
 def _size(text):

@@ -137,6 +137,40 @@ def test_lower_efficiencies_lengthen_the_step(measured, tmp_path):
     assert slow_time["breakdown"]["forward"] > fast_time["breakdown"]["forward"]
 
 
+def test_every_rank_times_the_same_gemm(measured):
+    _, document, _ = measured
+    gemm = document["_measurements"]["collectives"]["gemm_speed"]
+    assert len(gemm["seconds_by_rank"]) == 2 and all(s > 0 for s in gemm["seconds_by_rank"])
+    # CPU processes say nothing of GPUs: no spread is written from them.
+    assert "gpu_speed_spread" not in document["gpus"]["h100-sxm-80gb"]
+
+
+def _gpu_speed_measurement(seconds_by_rank):
+    return {"source": "test", "device": "NVIDIA H100", "device_type": "cuda", "gpu": "h100-sxm-80gb",
+            "peak_tflops": 989.4, "dtype": "bf16",
+            "collectives": {"rows": [], "gemm_speed": {"seconds_by_rank": seconds_by_rank, "size": 8192,
+                                                       "dtype": "bfloat16"}}}
+
+
+def test_gpu_speed_spread_is_the_ranks_relative_standard_deviation(tmp_path):
+    # Times 1.0, 1.1, 0.9, 1.0 ms: mean 1.0 ms, sample variance (0 + 0.01 + 0.01 + 0) / 3 ms^2.
+    document, warnings = perf_overlay(_gpu_speed_measurement([1.0e-3, 1.1e-3, 0.9e-3, 1.0e-3]))
+    entry = document["gpus"]["h100-sxm-80gb"]["gpu_speed_spread"]
+    assert entry["value"] == pytest.approx((0.02 / 3) ** 0.5, abs=1e-4)
+    assert not warnings
+    path = tmp_path / "perf.json"
+    path.write_text(json.dumps(document))
+    # Two nodes of H100: the wider spread lengthens the wait for the slowest GPU.
+    args = ["estimate", "--model", "llama-3.1-8b", "--system", "dgx-h100", "--nodes", "2", "--json"]
+    assert cli(*args, "--perf", str(path))["time"]["breakdown"]["slowest_gpu"] > \
+        cli(*args)["time"]["breakdown"]["slowest_gpu"]
+    # One GPU three times as slow as the other (spread 0.71): more than gpuplan accepts, written as its bound
+    # with a warning.
+    document, warnings = perf_overlay(_gpu_speed_measurement([1.0e-3, 3.0e-3]))
+    assert document["gpus"]["h100-sxm-80gb"]["gpu_speed_spread"]["value"] == 0.5
+    assert len(warnings) == 1 and "gpu_speed_spread" in warnings[0]
+
+
 def test_missing_model_is_one_line_exit_2():
     pytest.importorskip("torch")
     done = subprocess.run([sys.executable, "-m", "gpuplan.measure", "--device", "cpu", "--peak-tflops", "1"],
