@@ -344,6 +344,13 @@ int main(int argc, char** argv) {
     in.memory.layout.recompute = d.recompute == "full" ? Recompute::full
                                  : d.recompute == "selective" ? Recompute::selective : Recompute::none;
     in.memory.layout.attention = Attention::flash;
+    if (d.model == "gpt3-175b" && d.release == "24.11") {
+      // Its launch script exports NVTE_FUSED_ATTN=0: Transformer Engine runs flash-attn's FlashAttention-2, the
+      // kernel sdpa_attention_efficiency measures, instead of cuDNN's fused attention (the CSV's comment).
+      PerfConstants pc = perf_constants(in.gpu);
+      pc.flash_attention_efficiency = pc.sdpa_attention_efficiency;
+      in.perf = pc;
+    }
     in.time.tp_overlap = d.tp_overlap != "off";
     in.time.dp_overlap = true;
     const StepEstimate e = estimate_step(in);
