@@ -5,8 +5,10 @@ import { MEMORY_TERMS, TIME_TERMS } from "./explanations.js";
 import { gb, gib, seconds } from "./format.js";
 
 const SVG = "http://www.w3.org/2000/svg";
+// One colour per memory component and per step-time term, in their order: as many as the longer list (the 18 time
+// terms), no two alike among the terms a dense layout shows together (forward to optimizer).
 const COLOURS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-                 "#bab0ac", "#8cd17d", "#86bcb6", "#f1ce63", "#d37295", "#a0cbe8", "#ffbe7d"];
+                 "#bab0ac", "#8cd17d", "#b6992d", "#f1ce63", "#d37295", "#a0cbe8", "#ffbe7d", "#79706e", "#d4a6c8"];
 
 function svg(tag, attributes = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
