@@ -49,6 +49,20 @@ std::string bounds_text(const BoundsReport& b, double step_s) {
   return out;
 }
 
+// The line explaining a breakdown term beneath the table, or nothing for the self-explaining ones.
+std::string term_note(std::string_view name, std::int64_t gpus) {
+  if (name == "slowest_gpu")
+    return fmt::format("  slowest_gpu: every collective waits for the slowest of the {} GPUs, and GPUs of one kind "
+                       "sustain different speeds (gpu_speed_spread in data/perf.json; Sinha et al., SC'22)\n",
+                       gpus);
+  if (name == "nvme_offload")
+    return "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
+           "share of the drives (at most its host link); the optimizer's state reads and writes add to the CPU "
+           "step (DeepSpeed offload_optimizer.pipeline_read/pipeline_write off: nvme_optimizer_overlap in "
+           "data/perf.json), gradient writes and parameter reads hide behind compute as far as it is longer\n";
+  return "";
+}
+
 }  // namespace
 
 std::string to_text(const EstimateResult& r) {
@@ -62,17 +76,9 @@ std::string to_text(const EstimateResult& r) {
     out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", name, t, 100 * t / r.time.step_s);
   }
   out += fmt::format("  {:<18} {:>12.6f} {:>7.1f}%\n", "step", r.time.step_s, 100.0);
+  // Terms a newcomer would not guess, explained once under the breakdown (in breakdown order).
   for (const auto& [name, t] : r.time.breakdown)
-    if (name == "slowest_gpu" && t > 0)
-      out += fmt::format("  slowest_gpu: every collective waits for the slowest of the {} GPUs, and GPUs of one kind "
-                         "sustain different speeds (gpu_speed_spread in data/perf.json; Sinha et al., SC'22)\n",
-                         m.layout.gpus);
-  for (const auto& [name, t] : r.time.breakdown)
-    if (name == "nvme_offload" && t > 0)
-      out += "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
-             "share of the drives (at most its host link); the optimizer's state reads and writes add to the CPU "
-             "step (DeepSpeed offload_optimizer.pipeline_read/pipeline_write off: nvme_optimizer_overlap in "
-             "data/perf.json), gradient writes and parameter reads hide behind compute as far as it is longer\n";
+    if (t > 0) out += term_note(name, m.layout.gpus);
   out += fmt::format("GEMM efficiency: {}\n", r.cluster.gemm_efficiency_source);
   out += fmt::format("Attention efficiency: {}\n", r.cluster.attention_efficiency_source);
   if (r.bounds) out += bounds_text(*r.bounds, r.time.step_s);
