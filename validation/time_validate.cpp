@@ -311,7 +311,7 @@ int main(int argc, char** argv) {
     int gpus, seq, gbs, mbs, tp, pp, cp, vpp;
     std::string recompute, tp_overlap;
     double seconds;
-    std::string loss, tp_overlap_sms;
+    std::string loss, tp_overlap_sms, attention_backend;
     double pred = 0;
     double memory_gb = 0, capacity_gb = 0;
   };
@@ -319,7 +319,7 @@ int main(int argc, char** argv) {
   for (const auto& c : validation::csv_records(repo + "/validation/data/dgxc-h100-bf16.csv"))
     dgxcs.push_back({c[0], c[1], std::stoi(c[2]), std::stoi(c[3]), std::stoi(c[4]), std::stoi(c[5]), std::stoi(c[6]),
                      std::stoi(c[7]), std::stoi(c[8]), std::stoi(c[9]), c[10], c[11], std::stod(c[12]), c.at(15),
-                     c.at(16)});
+                     c.at(16), c.at(17)});
   double dgxc_mape = 0;
   for (auto& d : dgxcs) {
     EstimateInputs in = published_run(catalog, model_from_catalog(d.model), "dgx-h100", d.seq, d.mbs, d.gbs, d.gpus,
@@ -344,13 +344,9 @@ int main(int argc, char** argv) {
     in.memory.layout.recompute = d.recompute == "full" ? Recompute::full
                                  : d.recompute == "selective" ? Recompute::selective : Recompute::none;
     in.memory.layout.attention = Attention::flash;
-    if (d.model == "gpt3-175b" && d.release == "24.11") {
-      // Its launch script exports NVTE_FUSED_ATTN=0: Transformer Engine runs flash-attn's FlashAttention-2, the
-      // kernel sdpa_attention_efficiency measures, instead of cuDNN's fused attention (the CSV's comment).
-      PerfConstants pc = perf_constants(in.gpu);
-      pc.flash_attention_efficiency = pc.sdpa_attention_efficiency;
-      in.perf = pc;
-    }
+    // The kernel each launch script asks Transformer Engine for (NVTE_FUSED_ATTN; the CSV's comment).
+    in.memory.layout.attention_backend =
+        d.attention_backend == "flash" ? AttentionBackend::flash : AttentionBackend::fused;
     in.time.tp_overlap = d.tp_overlap != "off";
     in.time.dp_overlap = true;
     const StepEstimate e = estimate_step(in);

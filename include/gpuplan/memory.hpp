@@ -19,6 +19,11 @@ enum class Offload { none, optimizer, optimizer_and_params };
 enum class OffloadTarget { cpu, nvme };
 enum class PpSchedule { one_f_one_b, interleaved };
 enum class Attention { eager, flash };
+// Which flash kernel Transformer Engine runs (Megatron-LM's --attention-backend; NeMo's NVTE_FUSED_ATTN and
+// NVTE_FLASH_ATTN): auto lets it choose (cuDNN's fused attention on Hopper and newer, flash-attn on Ampere:
+// transformer_engine/pytorch/attention/dot_product_attention/utils.py get_attention_backend), fused is cuDNN's,
+// flash the flash-attn package's FlashAttention-2.
+enum class AttentionBackend { automatic, fused, flash };
 // How context-parallel attention exchanges the sequence (Megatron-LM's --cp-comm-type, run by Transformer Engine):
 //   p2p        ring attention: K/V chunks passed around the CP ranks, each step hidden behind the last's compute
 //   a2a        all-to-all of Q, K, V before attention and of the output after (heads split over CP), not hidden
@@ -98,6 +103,7 @@ struct Layout {
   OffloadTarget offload_target = OffloadTarget::cpu;
   PpSchedule schedule = PpSchedule::one_f_one_b;
   Attention attention = Attention::flash;
+  AttentionBackend attention_backend = AttentionBackend::automatic;
   Impl impl = Impl::megatron;
   Framework framework = Framework::megatron;
   std::int64_t first_stage_layers = -1; // uneven split: layers on the first / last stage (-1: even)
@@ -292,6 +298,7 @@ const char* to_string(Offload);
 const char* to_string(OffloadTarget);
 const char* to_string(PpSchedule);
 const char* to_string(Attention);
+const char* to_string(AttentionBackend);
 const char* to_string(CpComm);
 const char* to_string(Impl);
 const char* to_string(Loss);

@@ -32,7 +32,8 @@ const std::map<std::string, std::string>& column_names() {
       {"ep", "ep"}, {"expert_parallelism", "ep"}, {"vpp", "vpp"},
       {"micro_batch", "micro_batch"}, {"micro_batch_size", "micro_batch"}, {"mbs", "micro_batch"},
       {"global_batch", "global_batch"}, {"global_batch_size", "global_batch"}, {"gbs", "global_batch"},
-      {"recompute", "recompute"}, {"precision", "precision"}, {"attention", "attention"}, {"zero", "zero"},
+      {"recompute", "recompute"}, {"precision", "precision"}, {"attention", "attention"},
+      {"attention_backend", "attention_backend"}, {"zero", "zero"},
       {"sequence_parallel", "sequence_parallel"}, {"tp_overlap", "tp_overlap"}, {"dp_overlap", "dp_overlap"},
       {"tp_overlap_sms", "tp_overlap_sms"}, {"grad_nan_check", "grad_nan_check"},
       {"grad_dtype", "grad_dtype"}, {"main_grads_dtype", "grad_dtype"}, {"dropout", "dropout"},
@@ -162,6 +163,7 @@ void set_layout(const Row& row, EstimateRequest& r) {
   if (row.has("zero")) l.zero = row.text("zero") == "0" ? 0 : row.integer("zero");
   if (row.has("recompute")) l.recompute = row.text("recompute");
   if (row.has("attention")) l.attention = row.text("attention");
+  if (row.has("attention_backend")) l.attention_backend = row.text("attention_backend");
   if (row.has("sequence_parallel")) l.sequence_parallel = row.flag("sequence_parallel");
 }
 

@@ -214,6 +214,10 @@ void add_layout(FieldList& f, LayoutOptions& l) {
         kLayout, "NAME");
   f.add(&l.attention, "attention", "layout.attention",
         "Attention kernel: eager|flash; flash keeps no s x s scores (default flash)", kLayout, "NAME");
+  f.add(&l.attention_backend, "attention_backend", "layout.attention_backend",
+        "Transformer Engine's flash kernel (Megatron-LM's --attention-backend): auto|fused|flash; fused is cuDNN's, "
+        "flash the flash-attn package's FlashAttention-2 (default auto: cuDNN on Hopper and newer, flash-attn on "
+        "Ampere)", kLayout, "NAME");
   f.add(&l.impl, "impl", "layout.impl",
         "Whose saved tensors to count: megatron (Megatron-Core with Transformer Engine), torch-nn (PyTorch "
         "nn.TransformerEncoderLayer), hf (Hugging Face transformers modules, as DeepSpeed and torchtitan train) "

@@ -129,6 +129,7 @@ Layout resolve_layout_options(const LayoutOptions& o) {
   l.offload_target = choices::parse(choices::kOffloadTarget, o.offload_target, "layout.offload_target");
   l.schedule = choices::parse(choices::kPpSchedule, o.pp_schedule, "layout.pp_schedule");
   l.attention = choices::parse(choices::kAttention, o.attention, "layout.attention");
+  l.attention_backend = choices::parse(choices::kAttentionBackend, o.attention_backend, "layout.attention_backend");
   if (o.impl) l.impl = choices::parse(choices::kImpl, *o.impl, "layout.impl");
   l.first_stage_layers = o.first_stage_layers.value_or(-1);
   l.last_stage_layers = o.last_stage_layers.value_or(-1);

@@ -52,6 +52,16 @@ LayoutOptions fill_cluster(const LayoutOptions& layout, const detail::ResolvedCl
   return filled;
 }
 
+// Where the flash attention's efficiency comes from: PyTorch's scaled_dot_product_attention, the flash-attn
+// package's FlashAttention-2 kernels under Transformer Engine (priced alike), or Transformer Engine's own choice.
+std::string attention_source(const Layout& layout, const PerfConstants& perf) {
+  if (runs_torch_sdpa(layout)) return perf.sdpa_attention_efficiency_source;
+  if (layout.attention_backend == AttentionBackend::flash)
+    return "flash-attn through Transformer Engine (attention_backend flash), priced as " +
+           perf.sdpa_attention_efficiency_source;
+  return perf.attention_efficiency_source;
+}
+
 MemoryInputs filled_job(const EstimateRequest& r, const HardwareCatalog& catalog, const LayoutOptions& layout) {
   try {
     return detail::resolve_memory_inputs(r.model, r.overrides, r.params, r.training, layout, r.hardware, catalog);
@@ -107,8 +117,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   report = ClusterReport{cluster.origin, in.gpu.name,    in.fabric.nodes,  in.fabric.gpus_per_node,
                          in.time.order,  in.perf->source, in.fabric.calibration_sources,
                          fp8 ? in.perf->fp8_gemm_efficiency_source() : in.perf->gemm_efficiency_source(),
-                         runs_torch_sdpa(in.memory.layout) ? in.perf->sdpa_attention_efficiency_source
-                                                      : in.perf->attention_efficiency_source};
+                         attention_source(in.memory.layout, *in.perf)};
   return in;
 }
 

@@ -19,12 +19,13 @@ std::string layout_summary(const EmitJob& job);
 // Shell-quoted when it needs quotes.
 std::string shell_word(std::string_view word);
 
-// Megatron-Core's attention_backend for the layout's attention: eager as 'unfused'; flash as 'fused', Transformer
-// Engine's cuDNN kernels, which the attention efficiencies price and Megatron's default 'auto' picks on Hopper and
-// Blackwell ('flash' would force the flash-attn package instead). Megatron-LM's --attention-backend, NeMo's
+// Megatron-Core's attention_backend for the layout's attention: eager as 'unfused'; flash as the layout's backend,
+// and under 'auto' as 'fused', Transformer Engine's cuDNN kernels, which the attention efficiencies price and
+// Megatron's default 'auto' picks on Hopper and Blackwell. Megatron-LM's --attention-backend, NeMo's
 // model.config.attention_backend.
-inline const char* megatron_attention_backend(Attention attention) {
-  return attention == Attention::eager ? "unfused" : "fused";
+inline const char* megatron_attention_backend(const Layout& layout) {
+  if (layout.attention == Attention::eager) return "unfused";
+  return layout.attention_backend == AttentionBackend::flash ? "flash" : "fused";
 }
 
 // The model as Megatron-LM's flags, in order; InputError when the flags cannot describe it exactly (checked by

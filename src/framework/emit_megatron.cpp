@@ -82,7 +82,7 @@ Flags training_flags(const EmitJob& job) {
   f.emplace_back("--make-vocab-size-divisible-by", std::to_string(t.vocab_divisible_by > 0 ? t.vocab_divisible_by : 128));
   if (!t.grad_nan_check) f.emplace_back("--no-check-for-nan-in-loss-and-grad", "");
   f.emplace_back("--optimizer", t.optimizer == Optimizer::sgd || t.optimizer == Optimizer::sgd_momentum ? "sgd" : "adam");
-  f.emplace_back("--attention-backend", megatron_attention_backend(job.layout.attention));
+  f.emplace_back("--attention-backend", megatron_attention_backend(job.layout));
   // Schedule and data: edit to taste; they do not change memory or step time.
   f.emplace_back("--train-iters", "${TRAIN_ITERS}");
   f.emplace_back("--lr", "3.0e-4");

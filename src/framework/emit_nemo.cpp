@@ -64,7 +64,7 @@ void model_and_optimizer(const EmitJob& job, Overrides& o) {
     }
   }
   o.emplace_back("model.config.cross_entropy_loss_fusion", python_bool(job.training.loss == Loss::fused_native));
-  o.emplace_back("model.config.attention_backend", megatron_attention_backend(l.attention));
+  o.emplace_back("model.config.attention_backend", megatron_attention_backend(l));
   if (job.training.moe_capacity_factor > 0)
     o.emplace_back("model.config.moe_expert_capacity_factor", fmt::format("{}", job.training.moe_capacity_factor));
   if (job.tp_overlap) o.emplace_back("trainer.callbacks[MegatronCommOverlapCallback].tp_comm_overlap", "True");

@@ -175,8 +175,7 @@ void read_states(MegatronArgs& args, LaunchConfig& out) {
   if (const MegatronArg* dispatcher = args.get("moe_token_dispatcher_type"); dispatcher != nullptr && dispatcher->value != "alltoall")
     out.not_understood.push_back(args.where("moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
   if (const MegatronArg* backend = args.get("attention_backend"))
-    take(out, out.layout, "attention", backend->value == "unfused" || backend->value == "local" ? "eager" : "flash",
-         args.where("attention_backend"));
+    take_attention_backend(out, backend->value, args.where("attention_backend"));
 }
 
 }  // namespace

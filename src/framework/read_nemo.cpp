@@ -108,9 +108,7 @@ void read_states(const NemoValues& values, LaunchConfig& out) {
   if (const NemoValue* v = find(values, "trainer.callbacks[MegatronCommOverlapCallback].tp_comm_overlap"))
     if (const auto on = boolean(out, *v, "tp_comm_overlap")) take(out, out.timing, "tp_overlap", *on, note(*v, "tp_comm_overlap"));
   if (const NemoValue* v = find(values, "model.config.attention_backend")) {
-    const std::string backend = unquoted(v->value);
-    take(out, out.layout, "attention", backend == "unfused" || backend == "local" ? "eager" : "flash",
-         note(*v, "model.config.attention_backend"));
+    take_attention_backend(out, unquoted(v->value), note(*v, "model.config.attention_backend"));
   }
   if (const NemoValue* v = find(values, "optim.config.optimizer")) {
     const std::string name = unquoted(v->value);

@@ -69,6 +69,13 @@ void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, 
   config.understood.push_back(std::string(from) + " -> " + std::string(option) + " " + value_text(value));
 }
 
+void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from) {
+  if (backend == "unfused" || backend == "local") return take(config, config.layout, "attention", "eager", from);
+  take(config, config.layout, "attention", "flash", from);
+  if (backend == "flash" || backend == "fused" || backend == "auto")
+    take(config, config.layout, "attention_backend", backend, from);
+}
+
 std::string value_text(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_object() && value.contains("name_or_path")) return value.at("name_or_path").get<std::string>();

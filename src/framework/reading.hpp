@@ -16,6 +16,9 @@ namespace gpuplan::framework {
 // Sets `group[option] = value` and notes where it came from: "line 52: --tensor-model-parallel-size 8 -> tp 8".
 void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, const nlohmann::json& value,
           std::string_view from);
+// Megatron-Core's attention_backend (--attention-backend, NeMo's model.config.attention_backend): unfused and local
+// as eager attention; flash, fused and auto as flash attention with that backend.
+void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from);
 // The value as the notes print it: 8, bf16, true.
 std::string value_text(const nlohmann::json& value);
 // Whether a count read from a file is one the arithmetic on it can take (degrees, batches, GPUs): the readers

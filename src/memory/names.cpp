@@ -11,6 +11,7 @@ const char* to_string(Offload o) { return choices::name_of(choices::kOffload, o)
 const char* to_string(OffloadTarget t) { return choices::name_of(choices::kOffloadTarget, t); }
 const char* to_string(PpSchedule s) { return choices::name_of(choices::kPpSchedule, s); }
 const char* to_string(Attention a) { return choices::name_of(choices::kAttention, a); }
+const char* to_string(AttentionBackend b) { return choices::name_of(choices::kAttentionBackend, b); }
 const char* to_string(CpComm c) { return choices::name_of(choices::kCpComm, c); }
 const char* to_string(Impl i) { return choices::name_of(choices::kImpl, i); }
 const char* to_string(Loss l) { return choices::name_of(choices::kLoss, l); }

@@ -41,6 +41,7 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.dropout = tr.dropout > 0;
   s.flash = l.attention == Attention::flash;
   s.torch_sdpa = runs_torch_sdpa(l);
+  s.flash_attn_package = l.attention_backend == AttentionBackend::flash;
   // Eager PyTorch modules run each elementwise op as a kernel of its own unless torch.compile fuses them.
   s.eager_elementwise =
       (l.impl == Impl::hf || l.framework == Framework::torchtitan) && !runs_compiled(tr, l, in.time.tp_overlap);

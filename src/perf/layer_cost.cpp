@@ -81,7 +81,8 @@ Cost attention_kernels(const Machine& mc, const ModelConfig& m, const Microbatch
   const double qk = static_cast<double>(detail::qk_head_dim(m));
   const double v = static_cast<double>(detail::v_head_dim(m));
   const auto& table = mc.constants->gemm_table;
-  if (s.flash && !s.torch_sdpa && s.gemm_element_bytes == 2 && table && !table->attention.empty())
+  const bool flash_attention_2 = s.torch_sdpa || s.flash_attn_package;
+  if (s.flash && !flash_attention_2 && s.gemm_element_bytes == 2 && table && !table->attention.empty())
     return measured_attention(mc, s, heads, qk, v);
   Cost c;
   if (s.flash) {
@@ -91,8 +92,9 @@ Cost attention_kernels(const Machine& mc, const ModelConfig& m, const Microbatch
     const double flops = 2 * s.tokens * s.keys_per_query * heads * (qk + v) * 0.5;
     const double keys = s.attention_keys_per_call;
     const PerfConstants& pc = *mc.constants;
-    const double long_keys = s.torch_sdpa && pc.sdpa_attention_efficiency > 0 ? pc.sdpa_attention_efficiency
-                                                                               : pc.flash_attention_efficiency;
+    const double long_keys = flash_attention_2 && pc.sdpa_attention_efficiency > 0
+                                 ? pc.sdpa_attention_efficiency
+                                 : pc.flash_attention_efficiency;
     const double efficiency = long_keys * keys / (keys + pc.flash_attention_half_length);
     const double t = flops / (mc.peak_flops * efficiency);
     const double calls = s.attention_calls;

@@ -69,6 +69,9 @@ struct MicrobatchShape {
   // Attention through PyTorch's scaled_dot_product_attention (Hugging Face, torch.nn and torchtitan modules) rather
   // than Transformer Engine's fused attention: sdpa_attention_efficiency, not the measured table.
   bool torch_sdpa = false;
+  // Transformer Engine running the flash-attn package's FlashAttention-2 kernels (--attention-backend flash) rather
+  // than cuDNN's: priced as PyTorch's, whose flash backend runs the same kernels.
+  bool flash_attn_package = false;
   // PyTorch modules that run each elementwise op as a kernel of its own (elementwise_ops.hpp): Hugging Face's
   // (--impl hf) and torchtitan's without torch.compile.
   bool eager_elementwise = false;

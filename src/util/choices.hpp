@@ -32,6 +32,8 @@ inline constexpr Named<OffloadTarget> kOffloadTarget[] = {{"cpu", OffloadTarget:
 inline constexpr Named<PpSchedule> kPpSchedule[] = {
     {"1f1b", PpSchedule::one_f_one_b}, {"interleaved", PpSchedule::interleaved}};
 inline constexpr Named<Attention> kAttention[] = {{"eager", Attention::eager}, {"flash", Attention::flash}};
+inline constexpr Named<AttentionBackend> kAttentionBackend[] = {
+    {"auto", AttentionBackend::automatic}, {"fused", AttentionBackend::fused}, {"flash", AttentionBackend::flash}};
 inline constexpr Named<CpComm> kCpComm[] = {
     {"p2p", CpComm::p2p}, {"a2a", CpComm::a2a}, {"all_gather", CpComm::all_gather}, {"a2a+p2p", CpComm::a2a_p2p}};
 inline constexpr Named<Impl> kImpl[] = {{"megatron", Impl::megatron}, {"torch-nn", Impl::torch_nn}, {"hf", Impl::hf}};

@@ -89,6 +89,7 @@ struct LayoutOptions {
   std::string offload_target = "cpu";
   std::string pp_schedule = "1f1b";
   std::string attention = "flash";
+  std::string attention_backend = "auto";      // auto | fused | flash (Megatron-LM's --attention-backend)
   std::optional<std::string> impl;             // none: the framework's (megatron for Megatron-LM and NeMo, hf else)
   std::optional<std::int64_t> first_stage_layers, last_stage_layers;
   bool operator==(const LayoutOptions&) const = default;
