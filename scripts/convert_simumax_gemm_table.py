@@ -41,13 +41,20 @@ def dense_entries(table):
 
 
 def grouped_entries(table):
-    shapes = {}
+    """Per expert shape: the weight gradient as measured into an fp32 main_grad, which Megatron-LM's weight-gradient
+    GEMM accumulates into (gradient-accumulation fusion; the file also times it into a bf16 main_grad, which runs
+    faster); the forward and input gradient, which do not touch the main_grad, as the mean of every timing of them
+    (the file times each once per main_grad dtype)."""
+    timings = {}
     roles = {'fwd': 'forward', 'bwd_grad_act': 'dgrad', 'bwd_grad_w': 'wgrad'}
     for key, efficiency in table.items():
         f = fields(key)
-        shapes.setdefault((int(f['M']), int(f['N']), int(f['K'])), {})[roles[f['stage']]] = efficiency
-    return [[*shape, round(e['forward'], 4), round(e['dgrad'], 4), round(e['wgrad'], 4)]
-            for shape, e in sorted(shapes.items()) if len(e) == 3]
+        role = roles[f['stage']]
+        if role == 'wgrad' and f.get('main_grad_dtype', 'fp32') != 'fp32':
+            continue
+        timings.setdefault((int(f['M']), int(f['N']), int(f['K'])), {}).setdefault(role, []).append(efficiency)
+    return [[*shape, *(round(sum(e[role]) / len(e[role]), 4) for role in ('forward', 'dgrad', 'wgrad'))]
+            for shape, e in sorted(timings.items()) if len(e) == 3]
 
 
 def attention_entries(ops):
