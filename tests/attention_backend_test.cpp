@@ -104,6 +104,25 @@ TEST(AttentionBackend, ReadFromMegatronsFlag) {
   EXPECT_EQ(backend_read_from("local"), "eager auto");
 }
 
+// NeMo's model.config.attention_backend, as an override of a recipe (and as the enum's own name, AttnBackend.x);
+// a value outside Megatron-Core's is listed as not understood and priced as auto.
+TEST(AttentionBackend, ReadFromNemosConfig) {
+  const auto read = [](const std::string& value) {
+    return framework::read_launch_config(
+        "launch.txt", "nemo llm pretrain --factory llama3_8b model.config.attention_backend=" + value + "\n");
+  };
+  for (const std::string value : {"flash", "AttnBackend.flash"}) {
+    const framework::LaunchConfig c = read(value);
+    EXPECT_EQ(c.layout.value("attention", std::string("?")), "flash") << value;
+    EXPECT_EQ(c.layout.value("attention_backend", std::string("?")), "flash") << value;
+  }
+  const framework::LaunchConfig odd = read("cudnn");
+  EXPECT_FALSE(odd.layout.contains("attention_backend"));
+  bool listed = false;
+  for (const std::string& line : odd.not_understood) listed = listed || line.find("attention_backend") != std::string::npos;
+  EXPECT_TRUE(listed) << ::testing::PrintToString(odd.not_understood);
+}
+
 // A launch file gpuplan writes asks for the backend the estimate priced, and reads back as the same.
 TEST(AttentionBackend, WrittenToMegatronAndNemoLaunchFiles) {
   for (const std::string framework : {"megatron", "nemo"}) {

@@ -19,8 +19,8 @@ enum class Offload { none, optimizer, optimizer_and_params };
 enum class OffloadTarget { cpu, nvme };
 enum class PpSchedule { one_f_one_b, interleaved };
 enum class Attention { eager, flash };
-// Which flash kernel Transformer Engine runs (Megatron-LM's --attention-backend; NeMo's NVTE_FUSED_ATTN and
-// NVTE_FLASH_ATTN): auto lets it choose (cuDNN's fused attention on Hopper and newer, flash-attn on Ampere:
+// Which flash kernel Transformer Engine runs (Megatron-LM's --attention-backend, NeMo's
+// model.config.attention_backend; the NVTE_FUSED_ATTN and NVTE_FLASH_ATTN variables): auto lets it choose (cuDNN's fused attention on Hopper and newer, flash-attn on Ampere:
 // transformer_engine/pytorch/attention/dot_product_attention/utils.py get_attention_backend), fused is cuDNN's,
 // flash the flash-attn package's FlashAttention-2.
 enum class AttentionBackend { automatic, fused, flash };

@@ -70,10 +70,14 @@ void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, 
 }
 
 void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from) {
+  constexpr std::string_view kEnum = "AttnBackend.";   // the enum's own spelling, as Python prints it
+  if (backend.substr(0, kEnum.size()) == kEnum) backend.remove_prefix(kEnum.size());
   if (backend == "unfused" || backend == "local") return take(config, config.layout, "attention", "eager", from);
   take(config, config.layout, "attention", "flash", from);
   if (backend == "flash" || backend == "fused" || backend == "auto")
-    take(config, config.layout, "attention_backend", backend, from);
+    take(config, config.layout, "attention_backend", std::string(backend), from);
+  else
+    config.not_understood.push_back(std::string(from) + " (priced as Transformer Engine's own choice, auto)");
 }
 
 std::string value_text(const nlohmann::json& value) {
