@@ -11,7 +11,7 @@
 
 using gpuplan::test::run_cli;
 
-namespace {
+namespace offload_host_test {
 
 // Llama-3.1-405B, counted by hand: 126 layers of hidden 16384, 128 query heads and 8 key/value heads of 128
 // channels, SwiGLU FFN 53248, vocabulary 128256, untied embeddings.
@@ -51,7 +51,6 @@ bool lists(const nlohmann::json& list, const std::string& what) {
   return false;
 }
 
-}  // namespace
 
 TEST(OffloadHost, FullCpuOffloadOf405BOnOneDgxH100DoesNotFitItsHostMemory) {
   const auto j = json_of(k405BOnOneNode);
@@ -208,3 +207,5 @@ TEST(OffloadHost, NearMissesNameTheHostMemoryTheyLack) {
   ASSERT_FALSE(j["near_misses"].empty());
   for (const auto& miss : j["near_misses"]) EXPECT_TRUE(lists(miss["memory"]["does_not_fit"], "host memory")) << miss;
 }
+
+}  // namespace offload_host_test

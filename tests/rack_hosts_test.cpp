@@ -12,7 +12,7 @@
 
 using gpuplan::test::run_cli;
 
-namespace {
+namespace rack_hosts_test {
 
 // Llama-3.1-8B: 8,030,261,248 parameters (the Hugging Face checkpoint's count).
 constexpr double kParams8B = 8030261248.0;
@@ -26,7 +26,6 @@ nlohmann::json json_of(const std::string& args) {
   return nlohmann::json::parse(r.out);
 }
 
-}  // namespace
 
 TEST(RackHosts, OffloadedStatesAreCheckedAgainstOneComputeTray) {
   // ZeRO-3 over 8 GPUs with the optimizer offloaded: 4 B master + 8 B Adam moments + 4 B gradient = 16 B per
@@ -71,3 +70,5 @@ TEST(RackHosts, LaunchFilesStartFourProcessesOnEachTray) {
   EXPECT_NE(nemo.out.find("trainer.devices=4"), std::string::npos) << nemo.out;
   EXPECT_NE(nemo.out.find("trainer.num_nodes=18"), std::string::npos);
 }
+
+}  // namespace rack_hosts_test
