@@ -14,6 +14,7 @@
 #include "framework/launch.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/error.hpp"
+#include "test_support.hpp"
 
 using namespace gpuplan;
 
@@ -31,13 +32,6 @@ api::EstimateRequest llama_8b_on_one_h100_node(const std::string& backend) {
   return r;
 }
 
-double forward_s(const api::EstimateResult& r) {
-  for (const auto& [name, seconds] : r.time.breakdown)
-    if (name == "forward") return seconds;
-  ADD_FAILURE() << "no forward term";
-  return 0;
-}
-
 // The forward's attention kernels of one 8192-token sequence through Llama 3.1 8B's 32 layers of 32 query heads of
 // 128: causal, half the s x s products, at `long_keys` of the peak scaled by keys / (keys + 210)
 // (flash_attention_half_length in data/perf.json).
@@ -51,7 +45,7 @@ TEST(AttentionBackend, FlashRunsFlashAttention2OnHopper) {
   const api::EstimateResult flash = api::run(llama_8b_on_one_h100_node("flash"));
   const double flash_attention_2 = 329.3 / 989.4 / (8192.0 / (8192 + 210));
   // Only the attention kernels change: auto prices cuDNN's at 0.50 of the peak (architectures.hopper).
-  EXPECT_NEAR(forward_s(flash) - forward_s(automatic),
+  EXPECT_NEAR(test::time_term(flash, "forward") - test::time_term(automatic, "forward"),
               attention_forward_s(flash_attention_2) - attention_forward_s(0.50), 1e-4);
   EXPECT_GT(flash.time.step_s, automatic.time.step_s);
   EXPECT_NE(flash.cluster.attention_efficiency_source.find("flash-attn"), std::string::npos);

@@ -13,6 +13,7 @@
 
 #include "api/measured_runs.hpp"
 #include "api/resolve.hpp"
+#include "framework/reading.hpp"
 #include "gpuplan/error.hpp"
 #include "util/from_chars.hpp"
 #include "util/json_text.hpp"
@@ -163,13 +164,11 @@ void set_layout(const Arguments& a, EstimateRequest& r) {
   l.zero = a.flag("use_distributed_optimizer") ? 1 : 0;
   const std::string granularity = a.text("recompute_granularity", "none");
   l.recompute = granularity == "full" || granularity == "selective" ? granularity : "none";
-  // Flash attention unless the log asks for the unfused or local kernels (--attention-backend, --use-flash-attn),
-  // with the backend it names ("AttnBackend.flash").
-  const std::string backend = a.text("attention_backend", "");
-  const auto names = [&](const char* name) { return backend.find(name) != std::string::npos; };
-  l.attention = names("unfused") || names("local") ? "eager" : "flash";
-  if (l.attention == "flash" && names("flash")) l.attention_backend = "flash";
-  else if (l.attention == "flash" && names("fused")) l.attention_backend = "fused";
+  // Flash attention unless the log asks for the unfused or local kernels (--attention-backend, printed as
+  // "AttnBackend.flash"; older logs have only --use-flash-attn), with the backend it names.
+  const framework::MegatronAttention read = framework::megatron_attention(a.text("attention_backend", ""));
+  l.attention = read.attention;
+  if (!read.backend.empty()) l.attention_backend = read.backend;
 }
 
 // What the run trained with beyond the layout: dropout (Megatron-LM's default is 0.1, so a log states it), the

@@ -69,14 +69,20 @@ void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, 
   config.understood.push_back(std::string(from) + " -> " + std::string(option) + " " + value_text(value));
 }
 
-void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from) {
+MegatronAttention megatron_attention(std::string_view value) {
   constexpr std::string_view kEnum = "AttnBackend.";   // the enum's own spelling, as Python prints it
-  if (backend.substr(0, kEnum.size()) == kEnum) backend.remove_prefix(kEnum.size());
-  if (backend == "unfused" || backend == "local") return take(config, config.layout, "attention", "eager", from);
-  take(config, config.layout, "attention", "flash", from);
-  if (backend == "flash" || backend == "fused" || backend == "auto")
-    take(config, config.layout, "attention_backend", std::string(backend), from);
-  else
+  if (value.substr(0, kEnum.size()) == kEnum) value.remove_prefix(kEnum.size());
+  if (value == "unfused" || value == "local") return {"eager", ""};
+  for (std::string_view backend : {"auto", "fused", "flash"})
+    if (value == backend) return {"flash", backend};
+  return {"flash", ""};
+}
+
+void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from) {
+  const MegatronAttention read = megatron_attention(backend);
+  take(config, config.layout, "attention", std::string(read.attention), from);
+  if (!read.backend.empty()) take(config, config.layout, "attention_backend", std::string(read.backend), from);
+  else if (read.attention == "flash")
     config.not_understood.push_back(std::string(from) + " (priced as Transformer Engine's own choice, auto)");
 }
 

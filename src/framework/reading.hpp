@@ -16,8 +16,16 @@ namespace gpuplan::framework {
 // Sets `group[option] = value` and notes where it came from: "line 52: --tensor-model-parallel-size 8 -> tp 8".
 void take(LaunchConfig& config, nlohmann::json& group, std::string_view option, const nlohmann::json& value,
           std::string_view from);
-// Megatron-Core's attention_backend (--attention-backend, NeMo's model.config.attention_backend): unfused and local
-// as eager attention; flash, fused and auto as flash attention with that backend.
+// Megatron-Core's attention_backend as gpuplan's layout: unfused and local as eager attention; flash, fused and auto
+// as flash attention with that backend; the enum's own spelling ("AttnBackend.flash") as its name. `backend` is
+// empty for a value outside those (eager or flash unknown, priced as flash with auto).
+struct MegatronAttention {
+  std::string_view attention;   // eager | flash
+  std::string_view backend;     // auto | fused | flash, or empty
+};
+MegatronAttention megatron_attention(std::string_view value);
+// Takes Megatron-Core's attention_backend (--attention-backend, NeMo's model.config.attention_backend) into the
+// layout; a value outside its choices is listed as not understood.
 void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from);
 // The value as the notes print it: 8, bf16, true.
 std::string value_text(const nlohmann::json& value);
