@@ -169,6 +169,59 @@ TEST(B200Measured, FlashAttentionAtTheMeasuredEfficiency) {
   }
 }
 
+TEST(B200Measured, AttentionBatchRunsAsMoreHeads) {
+  // The flash-attention kernel runs one thread block per sequence, head and tile of queries: a micro-batch of 2
+  // with 32 heads per rank (Llama-3-70B's 64 heads at TP 2) launches the blocks of one sequence with 64 heads and
+  // loops over as many keys, so it runs at SimuMax's measurement of batch 1 with 64 heads, not at that of 32.
+  const nlohmann::json& op = measured().at("accelerator").at("op");
+  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const perf::Machine mc{2250e12, 8000e9, &pc};
+  ModelConfig m;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  perf::MicrobatchShape s;
+  s.tp = 2;
+  s.micro_batch = 2;
+  s.local_sequence = s.keys_per_query = s.attention_keys_per_call = 4096;
+  s.tokens = 2 * 4096;
+  const std::string key =
+      "batch=1, seq_len=4096, head_num=64, kv_head_num=8, qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
+  const double base = 2.0 * 64 * 128 * 4096 * 4096;   // 2 b h d s^2 of 2 sequences x 32 heads
+  const double forward = 2 * base / (2250e12 * op.at("sdp_fwd").at("accurate_efficient_factor").at(key).get<double>());
+  const double backward = 5 * base / (2250e12 * op.at("sdp_bwd").at("accurate_efficient_factor").at(key).get<double>());
+  const perf::Cost c = perf::attention_core(mc, m, s);
+  EXPECT_NEAR(c.forward_s - pc.kernel_overhead_s, forward, 1e-3 * forward);
+  EXPECT_NEAR(c.backward_s - 2 * pc.kernel_overhead_s, backward, 1e-3 * backward);
+}
+
+TEST(B200Measured, AttentionBetweenMeasuredCallsWeighsItsOwnHeadDimension) {
+  // A head-dim-128 call of 64 batch x heads over 8192 keys (Llama-3-8B, micro-batch 2) was not measured. Placed by
+  // its thread blocks (64 x 8192 = 2^19) and its keys (2^13), its four nearest head-dim-128 measurements in log2
+  // space are 128 heads x 4096 keys (blocks 2^19, keys 2^12: squared distance 1), 64 x 4096 (2^18, 2^12: 2),
+  // 16 x 32768 (2^19, 2^15: 4) and 8 x 32768 (2^18, 2^15: 5), weighed by inverse squared distance. The head-dim-192
+  // (MLA) kernels are other kernels and take no part.
+  const nlohmann::json& op = measured().at("accelerator").at("op");
+  auto efficiency = [&](const char* pass, int heads, int keys) {
+    const std::string key = "batch=1, seq_len=" + std::to_string(keys) + ", head_num=" + std::to_string(heads) +
+                            ", kv_head_num=" + std::to_string(heads / 8) +
+                            ", qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
+    return op.at(pass).at("accurate_efficient_factor").at(key).get<double>();
+  };
+  auto weighed = [&](const char* pass) {
+    return (efficiency(pass, 128, 4096) / 1 + efficiency(pass, 64, 4096) / 2 + efficiency(pass, 16, 32768) / 4 +
+            efficiency(pass, 8, 32768) / 5) /
+           (1.0 + 1.0 / 2 + 1.0 / 4 + 1.0 / 5);
+  };
+  const auto table = perf::builtin_gemm_table("b200");
+  ASSERT_NE(table, nullptr);
+  const perf::AttentionEfficiencies e = perf::lookup_attention(*table, 64, 8192, 128);
+  // The table keeps four decimals of the source's values.
+  EXPECT_NEAR(e.forward, weighed("sdp_fwd"), 1e-4);
+  EXPECT_NEAR(e.backward, weighed("sdp_bwd"), 1e-4);
+}
+
 TEST(B200Measured, SequenceParallelBackwardGathersTheInputAgain) {
   // By hand from Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication (tensor_parallel/layers.py): a layer
   // has two column-parallel linears (qkv, fc1) and two row-parallel ones (out, fc2). Forward: an all-gather before

@@ -119,13 +119,20 @@ GemmEfficiencies lookup(const GemmEfficiencyTable& table, bool grouped, double r
   return out;
 }
 
-AttentionEfficiencies lookup_attention(const GemmEfficiencyTable& table, double heads, double keys,
+AttentionEfficiencies lookup_attention(const GemmEfficiencyTable& table, double batch_heads, double keys,
                                        double qk_head_dim) {
+  // Each head dimension is a kernel of its own (its own tile sizes): where the table measured this one, only its
+  // entries are neighbours.
+  const bool measured_dim = std::any_of(table.attention.begin(), table.attention.end(),
+                                        [&](const auto& e) { return e.qk_head_dim == qk_head_dim; });
+  const double log2_keys = std::log2(keys), log2_blocks = std::log2(batch_heads) + log2_keys;
   Nearest<GemmEfficiencyTable::AttentionEntry> nearest;
   for (const auto& e : table.attention) {
-    const double dh = std::log2(e.heads / heads), dk = std::log2(e.keys / keys),
-                 dd = std::log2(e.qk_head_dim / qk_head_dim);
-    const double distance2 = dh * dh + dk * dk + dd * dd;
+    if (measured_dim && e.qk_head_dim != qk_head_dim) continue;
+    const double entry_log2_keys = std::log2(e.keys);
+    const double dk = entry_log2_keys - log2_keys, db = std::log2(e.heads) + entry_log2_keys - log2_blocks,
+                 dd = measured_dim ? 0.0 : std::log2(e.qk_head_dim / qk_head_dim);
+    const double distance2 = db * db + dk * dk + dd * dd;
     if (distance2 == 0) return {e.forward, e.backward};
     nearest.offer(distance2, &e);
   }

@@ -63,10 +63,12 @@ namespace {
 // efficiencies count the full s x s products (twice the causal kernel's work): forward 2 x tokens x keys x heads x
 // (qk + v), backward 2.5x that (the recomputed scores), as SimuMax's CoreAttention counts them.
 Cost measured_attention(const Machine& mc, const MicrobatchShape& s, double heads, double qk, double v) {
-  // Under a2a context parallelism one call runs the whole sequence with the heads split over the CP ranks.
+  // Under a2a context parallelism one call runs the whole sequence with the heads split over the CP ranks. The
+  // micro-batch's sequences run in the same call, as more heads would (lookup_attention).
   const double heads_per_call = std::max(1.0, heads / s.attention_head_split);
+  const double batch_heads = std::max(1.0, s.micro_batch) * heads_per_call;
   const AttentionEfficiencies e =
-      lookup_attention(*mc.constants->gemm_table, heads_per_call, s.attention_keys_per_call, qk);
+      lookup_attention(*mc.constants->gemm_table, batch_heads, s.attention_keys_per_call, qk);
   const double full_flops = 2 * s.tokens * s.keys_per_query * heads * (qk + v);
   Cost c;
   c.forward_s = full_flops / (mc.peak_flops * e.forward) + s.attention_calls * mc.constants->kernel_overhead_s;
