@@ -6,8 +6,6 @@
 // whose peak and die are the H100 SXM's 989.4 TFLOP/s), derived here by hand.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "api/measured_runs.hpp"
@@ -138,14 +136,9 @@ TEST(AttentionBackend, ReadFromMeasuredRuns) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].request.layout.attention_backend, "flash");
   EXPECT_EQ(rows[1].request.layout.attention_backend, "auto");
-  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
-  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string first_argument = "  accumulate_allreduce_grads_in_fp32";
-  ASSERT_NE(log.find(first_argument), std::string::npos);
   for (const std::string backend : {"flash", "fused"}) {
-    std::string with = log;
-    with.insert(with.find(first_argument),
-                "  attention_backend ............................... AttnBackend." + backend + "\n");
+    const std::string with =
+        test::megatron_log("  attention_backend ............................... AttnBackend." + backend);
     const auto runs = api::detail::read_runs({"train.log", with}, defaults);
     ASSERT_FALSE(runs.empty());
     EXPECT_EQ(runs[0].request.layout.attention, "flash");

@@ -30,6 +30,20 @@ std::string error_of(const Action& action) {
   return "";
 }
 
+// tests/data/runs/megatron-gpt-1.3b-tp2.log (a Megatron-LM log of GPT 1.3B on 8 GPUs), with `argument` (a line of
+// its arguments block, "  name ...... value") added to the block when given.
+inline std::string megatron_log(const std::string& argument = "") {
+  std::ifstream in(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string log = text.str();
+  const std::string first_argument = "  accumulate_allreduce_grads_in_fp32";
+  EXPECT_NE(log.find(first_argument), std::string::npos);
+  if (!argument.empty() && log.find(first_argument) != std::string::npos)
+    log.insert(log.find(first_argument), argument + "\n");
+  return log;
+}
+
 // The seconds of one term of an estimate's step-time breakdown; a missing term fails the test.
 inline double time_term(const api::EstimateResult& result, std::string_view name) {
   for (const auto& [term_name, seconds] : result.time.breakdown)

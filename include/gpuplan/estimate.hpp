@@ -21,6 +21,9 @@ struct TimeOptions {
   std::string order = "tp-cp-ep-dp-pp";  // rank placement, innermost first (Megatron-LM's default)
   bool dp_overlap = true;                // gradient reduction in buckets overlapped with backward (Megatron-LM
                                          // --overlap-grad-reduce, PyTorch DDP); false: after backward (--no-dp-overlap)
+  bool pp_overlap = true;                // Megatron-LM and NeMo under the interleaved schedule: pipeline sends and
+                                         // receives run beside the next chunk's compute (overlap_p2p_comm, their
+                                         // default there); false: each waits (--no-overlap-p2p-communication)
   std::optional<double> tp_overlap_sms;  // with TP overlap, the SMs this job's overlap configuration gives the
                                          // reduce-scatter kernels (userbuffers num_sm); none: the perf constant
                                          // tp_overlap_reserved_sms

@@ -31,6 +31,7 @@ std::optional<std::vector<LaunchFileReport>> launch_files(const LaunchOptions& l
   job.layout.framework = choices::parse(choices::kFramework, *launch.emit, "launch.emit");
   job.tp_overlap = subject.time.tp_overlap;
   job.dp_overlap = subject.time.dp_overlap;
+  job.pp_overlap = subject.time.pp_overlap;
   job.overheads = subject.memory.overheads;
   job.gpus_per_node = std::max<std::int64_t>(1, subject.gpus_per_node);
   job.nodes = (job.layout.gpus + job.gpus_per_node - 1) / job.gpus_per_node;

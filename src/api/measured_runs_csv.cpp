@@ -35,6 +35,7 @@ const std::map<std::string, std::string>& column_names() {
       {"recompute", "recompute"}, {"precision", "precision"}, {"attention", "attention"},
       {"attention_backend", "attention_backend"}, {"zero", "zero"},
       {"sequence_parallel", "sequence_parallel"}, {"tp_overlap", "tp_overlap"}, {"dp_overlap", "dp_overlap"},
+      {"pp_overlap", "pp_overlap"}, {"overlap_p2p_comm", "pp_overlap"},
       {"tp_overlap_sms", "tp_overlap_sms"}, {"grad_nan_check", "grad_nan_check"},
       {"grad_dtype", "grad_dtype"}, {"main_grads_dtype", "grad_dtype"}, {"dropout", "dropout"},
       {"hidden_dropout", "dropout"}, {"loss", "loss"},
@@ -72,8 +73,8 @@ std::vector<std::string> cells(const std::string& line) {
 std::string accepted_columns() {
   return "model, hidden, heads, kv_heads, layers, ffn_hidden, vocab, seq, system, gpu, gpus, nodes, tp, pp, dp, cp, "
          "ep, vpp, micro_batch, global_batch, recompute, precision, attention, zero, sequence_parallel, tp_overlap, "
-         "tp_overlap_sms, dp_overlap, grad_nan_check, grad_dtype, dropout, loss, and the step time as step_ms or "
-         "step_s (docs/estimate.md lists every spelling)";
+         "tp_overlap_sms, dp_overlap, pp_overlap, grad_nan_check, grad_dtype, dropout, loss, and the step time as "
+         "step_ms or step_s (docs/estimate.md lists every spelling)";
 }
 
 // One data row: its cells by column, and where it is for messages.
@@ -187,6 +188,7 @@ RunRecord record(const Row& row, const CalibrateRequest& defaults) {
   r.hardware.catalog = defaults.catalog;
   r.timing.tp_overlap = row.has("tp_overlap") ? row.flag("tp_overlap") : defaults.tp_overlap;
   if (row.has("dp_overlap")) r.timing.dp_overlap = row.flag("dp_overlap");
+  if (row.has("pp_overlap")) r.timing.pp_overlap = row.flag("pp_overlap");
   if (row.has("grad_nan_check")) r.training.grad_nan_check = row.flag("grad_nan_check");
   if (row.has("tp_overlap_sms")) r.timing.tp_overlap_sms = row.number("tp_overlap_sms", "a number of SMs >= 0");
   if (row.has("grad_dtype")) r.training.grad_dtype = row.choice("grad_dtype", choices::kDType);

@@ -215,6 +215,8 @@ RunRecord log_record(const Log& log, const FileInput& file, const CalibrateReque
   r.hardware.catalog = defaults.catalog;
   r.timing.tp_overlap = a.flag("tp_comm_overlap");
   r.timing.dp_overlap = a.flag("overlap_grad_reduce");
+  // Megatron-LM before the option (Megatron-Core's interleaved schedule added it) waited for every pipeline send.
+  r.timing.pp_overlap = a.flag("overlap_p2p_comm");
   // A Megatron-LM that prints no such argument (before Megatron-Core's DDP, or Megatron-DeepSpeed) has no check.
   r.training.grad_nan_check = a.flag("check_for_nan_in_loss_and_grad");
   r.timing.perf = defaults.perf;

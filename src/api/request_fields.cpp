@@ -301,6 +301,13 @@ void add_timing(FieldList& f, TimingOptions& t) {
   f.add(&t.dp_overlap, "dp_overlap", "timing.dp_overlap",
         "Gradient reduction overlapped with the backward pass (the default; where a --from file turns it off)",
         kTiming);
+  f.add_negated(&t.pp_overlap, "no_pp_overlap", "timing.pp_overlap",
+                "Megatron-LM, NeMo: each pipeline send and receive waited for (--no-overlap-p2p-communication)",
+                kTiming);
+  f.add(&t.pp_overlap, "pp_overlap", "timing.pp_overlap",
+        "Megatron-LM, NeMo: pipeline sends and receives beside the next chunk's compute under the interleaved "
+        "schedule (overlap_p2p_comm; the default, where a --from file turns it off)",
+        kTiming);
   f.add(&t.order, "order", "timing.order", "Rank placement, innermost first (default tp-cp-ep-dp-pp, Megatron-LM's)",
         kTiming, "ORDER");
   f.add(&t.perf, "perf", "timing.perf", "Compute-model constants overriding data/perf.json (repeatable)", kTiming,

@@ -107,6 +107,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
                          r.timing.comm_calibration->path);
   in.time.tp_overlap = r.timing.tp_overlap;
   in.time.dp_overlap = r.timing.dp_overlap;
+  in.time.pp_overlap = r.timing.pp_overlap;
   in.time.order = r.timing.order;
   std::vector<std::pair<std::string, std::string>> overlays;
   for (const auto& f : r.timing.perf) overlays.emplace_back(f.path, detail::file_text(f, "timing.perf"));

@@ -19,6 +19,7 @@ Flags parallel_flags(const EmitJob& job) {
   f.emplace_back("--tensor-model-parallel-size", std::to_string(l.tp));
   f.emplace_back("--pipeline-model-parallel-size", std::to_string(l.pp));
   if (l.vpp > 1) f.emplace_back("--num-virtual-stages-per-pipeline-rank", std::to_string(l.vpp));
+  if (l.vpp > 1 && !job.pp_overlap) f.emplace_back("--no-overlap-p2p-communication", "");
   if (l.first_stage_layers >= 0) f.emplace_back("--decoder-first-pipeline-num-layers", std::to_string(l.first_stage_layers));
   if (l.last_stage_layers >= 0) f.emplace_back("--decoder-last-pipeline-num-layers", std::to_string(l.last_stage_layers));
   f.emplace_back("--context-parallel-size", std::to_string(l.cp));

@@ -68,6 +68,8 @@ void model_and_optimizer(const EmitJob& job, Overrides& o) {
   if (job.training.moe_capacity_factor > 0)
     o.emplace_back("model.config.moe_expert_capacity_factor", fmt::format("{}", job.training.moe_capacity_factor));
   if (job.tp_overlap) o.emplace_back("trainer.callbacks[MegatronCommOverlapCallback].tp_comm_overlap", "True");
+  if (job.layout.vpp > 1 && !job.pp_overlap)
+    o.emplace_back("trainer.callbacks[MegatronCommOverlapCallback].overlap_p2p_comm", "False");
 }
 
 void training(const EmitJob& job, Overrides& o) {

@@ -61,6 +61,7 @@ struct EmitJob {
   Layout layout;                              // every degree resolved
   bool tp_overlap = false;
   bool dp_overlap = true;
+  bool pp_overlap = true;                     // overlap_p2p_comm, which both frameworks turn on with virtual stages
   Overheads overheads;                        // DeepSpeed's ZeRO bucket sizes among them
   std::int64_t gpus_per_node = 8;
   std::int64_t nodes = 1;

@@ -166,6 +166,10 @@ void read_states(MegatronArgs& args, LaunchConfig& out) {
   if (flag_on(args, "overlap_param_gather") && (!flag_on(args, "overlap_grad_reduce") || zero == 0))
     out.issues.push_back("--overlap-param-gather requires --overlap-grad-reduce and the distributed optimizer "
                          "(arguments.py:1024-1030)");
+  // With virtual stages Megatron overlaps the pipeline's sends and receives with compute unless told not to
+  // (overlap_p2p_comm defaults to True, forced False without interleaving).
+  if (const MegatronArg* p2p = args.get("overlap_p2p_comm"); p2p != nullptr && p2p->value == "false")
+    take(out, out.timing, "no_pp_overlap", true, args.where("overlap_p2p_comm"));
   if (flag_on(args, "tp_comm_overlap")) {
     take(out, out.timing, "tp_overlap", true, args.where("tp_comm_overlap"));
     if (!flag_on(args, "sequence_parallel"))

@@ -107,6 +107,10 @@ void read_states(const NemoValues& values, LaunchConfig& out) {
     take(out, out.timing, "no_dp_overlap", true, note(*v, "trainer.strategy.ddp.overlap_grad_reduce"));
   if (const NemoValue* v = find(values, "trainer.callbacks[MegatronCommOverlapCallback].tp_comm_overlap"))
     if (const auto on = boolean(out, *v, "tp_comm_overlap")) take(out, out.timing, "tp_overlap", *on, note(*v, "tp_comm_overlap"));
+  // The callback overlaps the pipeline's sends and receives when there are virtual stages, unless set off.
+  if (const NemoValue* v = find(values, "trainer.callbacks[MegatronCommOverlapCallback].overlap_p2p_comm"))
+    if (const auto on = boolean(out, *v, "overlap_p2p_comm"); on && !*on)
+      take(out, out.timing, "no_pp_overlap", true, note(*v, "overlap_p2p_comm"));
   if (const NemoValue* v = find(values, "model.config.attention_backend")) {
     take_attention_backend(out, unquoted(v->value), note(*v, "model.config.attention_backend"));
   }
@@ -190,7 +194,8 @@ bool converted(const std::string& key) {
       "expert_model_parallel_size", "expert_tensor_parallel_size", "num_layers_in_first_pipeline_stage",
       "num_layers_in_last_pipeline_stage", "virtual_pipeline_model_parallel_size", "sequence_parallel",
       "pipeline_dtype", "use_distributed_optimizer", "data_parallel_sharding_strategy", "optimizer_cpu_offload",
-      "overlap_grad_reduce", "tp_comm_overlap", "recompute_granularity", "recompute_method", "recompute_num_layers",
+      "overlap_grad_reduce", "tp_comm_overlap", "overlap_p2p_comm", "recompute_granularity", "recompute_method",
+      "recompute_num_layers",
       "seq_length", "micro_batch_size", "global_batch_size", "precision", "fp8", "grad_reduce_in_fp32",
       "cross_entropy_loss_fusion", "num_nodes", "devices", "num_moe_experts", "overlap_param_gather",
       "attention_backend", "optimizer", "use_precision_aware_optimizer", "optimizer_offload_fraction", "fsdp",

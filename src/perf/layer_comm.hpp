@@ -197,14 +197,41 @@ inline CpExposed cp_exposed(const LayerComm& comm, const Cost& attention_core) {
   return out;
 }
 
-// Pipeline: one send/recv per microbatch per boundary each way on the critical path (activations scattered over
-// the TP ranks, as Megatron-LM's scatter-gather optimization does). Zero with one stage.
+// Pipeline: one transfer of a microbatch's activations (or their gradients) to the neighbouring stage, scattered
+// over the TP ranks as Megatron-LM's scatter-gather optimization does. Zero with one stage.
 template <class Price>
-double pipeline_comm_s(const MicrobatchShape& s, double stages, double microbatches, double virtual_stages,
-                       const RankPlacement& placement, Price&& price) {
+double pipeline_transfer_s(const MicrobatchShape& s, double stages, const RankPlacement& placement, Price&& price) {
   if (stages <= 1) return 0;
-  const double bytes = s.tokens * s.hidden * s.element_bytes / s.tp;
-  return 2 * (microbatches * virtual_stages + stages - 1) * price(Collective::sendrecv, bytes, placement.pp);
+  return price(Collective::sendrecv, s.tokens * s.hidden * s.element_bytes / s.tp, placement.pp);
+}
+
+// The transfers on the critical path: one per microbatch and virtual stage each way, and the fill's and the drain's
+// (stages - 1) each way. Waited for one by one (blocking p2p), every one of them shows.
+inline double pipeline_comm_s(double transfer_s, double stages, double microbatches, double virtual_stages) {
+  if (stages <= 1) return 0;
+  return 2 * (microbatches * virtual_stages + stages - 1) * transfer_s;
+}
+// Whether the pipeline's transfers run beside compute: Megatron-LM and NeMo under the interleaved schedule with
+// overlap_p2p_comm, which both turn on there by default (Megatron-LM's --no-overlap-p2p-communication turns it off,
+// and both force it off without virtual stages).
+inline bool pipeline_overlaps(const Layout& l, const TimeOptions& time) {
+  const bool megatron = l.framework == Framework::megatron || l.framework == Framework::nemo;
+  return time.pp_overlap && megatron && l.schedule == PpSchedule::interleaved && l.vpp > 1;
+}
+// With Megatron-Core's overlap_p2p_comm (the interleaved schedule, schedules.py
+// forward_backward_pipelining_with_interleaving) the steady state posts each chunk's send and receive after its
+// compute and waits for them only before the next chunk of the same direction: a forward transfer runs beside the
+// backward chunk between, a backward one beside the next forward chunk. Those show by what exceeds that chunk, and
+// slow it by `slowdown` of what they hide (as every overlapped collective here); the fill's and drain's still wait.
+inline double overlapped_pipeline_comm_s(double transfer_s, double stages, double microbatches,
+                                         double virtual_stages, double chunk_forward_s, double chunk_backward_s,
+                                         double slowdown) {
+  if (stages <= 1) return 0;
+  auto beside = [&](double compute) {
+    return std::max(0.0, transfer_s - compute) + slowdown * std::min(transfer_s, compute);
+  };
+  return 2 * (stages - 1) * transfer_s +
+         microbatches * virtual_stages * (beside(chunk_backward_s) + beside(chunk_forward_s));
 }
 
 }  // namespace gpuplan::perf

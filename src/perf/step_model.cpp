@@ -253,7 +253,7 @@ void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) 
     b.forward_kernels = b.layer_kernels + (sp.first ? embedding_kernels : 0) + (sp.last ? head_kernels : 0);
   }
   const std::size_t p = stages_.size();
-  pp_comm_s_ = pipeline_comm_s(s, static_cast<double>(p), microbatches_, virtual_stages_, placement_, coll);
+  pp_comm_s_ = pipeline_comm(s);
   if (p > 1 && m.tied_embeddings)
     embedding_sync_s_ = coll(Collective::allreduce,
                              static_cast<double>(m.vocab) / s.tp * embedding_width_ * gradient_bytes_, placement_.pp);
@@ -263,6 +263,23 @@ void StepModel::price_stages(const MicrobatchShape& s, const LayerCosts& costs) 
   const double dp_ranks = static_cast<double>(placement_.dp.ranks);
   bucket_bytes_ = std::max(job_->perf.dp_bucket_elements, job_->perf.dp_bucket_elements_per_rank * dp_ranks) *
                   gradient_bytes_;
+}
+
+// The pipeline's transfers on the critical path (layer_comm.hpp): overlapped with the chunks beside them where
+// Megatron-LM or NeMo run the interleaved schedule with overlap_p2p_comm, their default there; otherwise waited for.
+double StepModel::pipeline_comm(const MicrobatchShape& s) {
+  const double stages = static_cast<double>(stages_.size());
+  const double transfer_s = pipeline_transfer_s(s, stages, placement_, collective_);
+  if (!pipeline_overlaps(layout_, in_->time))
+    return pipeline_comm_s(transfer_s, stages, microbatches_, virtual_stages_);
+  double forward = 0, backward = 0;   // one chunk's compute, the mean over the stages
+  for (const StageBase& b : stage_base_) {
+    forward += b.forward_s;
+    backward += b.backward_s;
+  }
+  const double chunks = stages * virtual_stages_;
+  return overlapped_pipeline_comm_s(transfer_s, stages, microbatches_, virtual_stages_, forward / chunks,
+                                    backward / chunks, job_->perf.overlap_slowdown);
 }
 
 // Under sequence parallelism each TP rank computes only its share of the sequence's contribution to the gradients

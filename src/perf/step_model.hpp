@@ -154,6 +154,7 @@ class StepModel {
   void price_layer_comm(const MicrobatchShape& s, const Cost& attention_core);
   void price_stages(const MicrobatchShape& s, const LayerCosts& costs);
   double sp_grad_sync_s(const MicrobatchShape& s);
+  double pipeline_comm(const MicrobatchShape& s);
   const DpCollectives& dp_collectives(std::size_t stage, int family) const;
   // The GPU as the per-stage terms price memory-bound work on it: the training dtype's peak, HBM, the constants.
   Machine machine() const { return Machine{peak_tflops_ * 1e12, hbm_Bps_, &job_->perf}; }

@@ -121,6 +121,7 @@ struct ClusterOptions {
 struct TimingOptions {
   bool tp_overlap = false;
   bool dp_overlap = true;
+  bool pp_overlap = true;
   std::optional<double> tp_overlap_sms;        // SMs the TP-overlap reduce-scatters take; none: data/perf.json's
   std::string order = "tp-cp-ep-dp-pp";
   std::vector<FileInput> perf;                 // compute constants overriding data/perf.json
