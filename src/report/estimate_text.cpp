@@ -55,6 +55,10 @@ std::string term_note(std::string_view name, std::int64_t gpus) {
     return fmt::format("  slowest_gpu: every collective waits for the slowest of the {} GPUs, and GPUs of one kind "
                        "sustain different speeds (gpu_speed_spread in data/perf.json; Sinha et al., SC'22)\n",
                        gpus);
+  if (name == "pp_comm")
+    return "  pp_comm: the pipeline's sends and receives on the critical path; under Megatron-LM's and NeMo's "
+           "interleaved schedule (overlap_p2p_comm) only the fill's and the drain's wait, the others run beside the "
+           "chunks' compute and cost what they slow it by (--no-pp-overlap waits for each)\n";
   if (name == "nvme_offload")
     return "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
            "share of the drives (at most its host link); the optimizer's state reads and writes add to the CPU "
