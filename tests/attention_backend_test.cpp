@@ -146,4 +146,67 @@ TEST(AttentionBackend, ReadFromMeasuredRuns) {
   }
 }
 
+api::PlanRequest llama_8b_plan(const std::string& backend) {
+  api::PlanRequest r;
+  r.model.name_or_path = "llama-3.1-8b";
+  r.cluster.system = "dgx-h100";
+  r.cluster.nodes = 1;
+  r.training.seq_len = 8192;
+  r.training.global_batch = 64;
+  r.ranking.top = 1;
+  r.ranking.threads = 1;
+  r.space.attention_backend = backend;
+  return r;
+}
+
+// `plan --attention-backend`: every layout searched runs the kernel given, and the winner's estimate and its
+// reproducing command say so. FlashAttention-2 is slower than cuDNN's attention on Hopper (above), so the best step
+// is slower than auto's.
+TEST(AttentionBackend, PlanSearchesWithTheGivenKernel) {
+  const api::PlanResult automatic = api::run(llama_8b_plan("auto"));
+  const api::PlanResult flash = api::run(llama_8b_plan("flash"));
+  ASSERT_FALSE(automatic.plans.empty());
+  ASSERT_FALSE(flash.plans.empty());
+  const api::PlanReport& best = flash.plans.front();
+  EXPECT_GT(best.time.step_s, automatic.plans.front().time.step_s);
+  EXPECT_NE(best.command.find("--attention-backend flash"), std::string::npos) << best.command;
+  EXPECT_EQ(automatic.plans.front().command.find("--attention-backend"), std::string::npos);
+  // The winner, estimated on its own with the same kernel, takes the same step.
+  api::EstimateRequest alone = llama_8b_on_one_h100_node("flash");
+  alone.training.global_batch = 64;
+  alone.training.micro_batch = best.layout.micro_batch;
+  alone.layout.tp = best.layout.tp;
+  alone.layout.pp = best.layout.pp;
+  alone.layout.dp = best.layout.dp;
+  alone.layout.zero = best.layout.zero;
+  alone.layout.recompute = best.layout.recompute;
+  alone.layout.sequence_parallel = best.layout.sequence_parallel;
+  alone.timing.tp_overlap = best.layout.tp_overlap;
+  EXPECT_NEAR(api::run(alone).time.step_s, best.time.step_s, 1e-9 * best.time.step_s);
+  // PyTorch's modules pick their own kernels.
+  api::PlanRequest titan = llama_8b_plan("flash");
+  titan.training.framework = "torchtitan";
+  try {
+    api::run(titan);
+    ADD_FAILURE() << "accepted flash with torchtitan";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "space.attention_backend");
+  }
+}
+
+// `plan --from` searches the layout but keeps the file's kernels.
+TEST(AttentionBackend, PlanKeepsTheLaunchFilesKernel) {
+  const std::string script =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 "
+      "--num-attention-heads 32 --group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear --vocab-size "
+      "128256 --seq-length 8192 --max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+      "--attention-backend flash\n";
+  const nlohmann::json request = {{"from", {{"path", "train.sh"}, {"text", script}}},
+                                  {"system", "dgx-h100"}, {"nodes", 1}, {"top", 1}, {"threads", 1}};
+  const nlohmann::ordered_json result = api::run_json(api::Question::plan, request);
+  const std::string command = result.at("plans").at(0).at("command").get<std::string>();
+  EXPECT_NE(command.find("--attention-backend flash"), std::string::npos) << command;
+}
+
 }  // namespace attention_backend_test

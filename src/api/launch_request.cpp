@@ -64,6 +64,9 @@ nlohmann::json launch_options(Question question, const nlohmann::json& request) 
   if (question != Question::plan) {
     add_known(question, config.layout, options);
     add_known(question, config.timing, options);
+  } else if (config.layout.contains("attention_backend")) {
+    // The search picks the layout, not the kernels: the file's attention backend stays.
+    options["attention_backend"] = config.layout.at("attention_backend");
   }
   if (config.gpus && has_option(question, "gpus")) options["gpus"] = *config.gpus;
   if (!options.contains("model") && !given(request, "model", "model") && !given(request, "params", "params"))

@@ -360,6 +360,10 @@ void add_search(FieldList& f, SearchOptions& s) {
   f.add_negated(&s.sequence_parallel, "no_sequence_parallel", "space.sequence_parallel", "No sequence parallelism",
                 kFilters);
   f.add_negated(&s.tp_overlap, "no_tp_overlap", "space.tp_overlap", "No TP communication overlap", kFilters);
+  f.add(&s.attention_backend, "attention_backend", "space.attention_backend",
+        "Transformer Engine's flash kernel every plan runs (Megatron-LM's --attention-backend): auto|fused|flash "
+        "(default auto; a --from file sets its own)",
+        kFrameworkGroup, "NAME");
 }
 
 void add_ranking(FieldList& f, RankingOptions& r) {

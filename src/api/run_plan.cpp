@@ -44,6 +44,18 @@ SearchSpace search_space(const SearchOptions& o) {
   return s;
 }
 
+// Transformer Engine's flash kernel, the same for every layout searched: a choice only where Megatron-Core's
+// modules run it (layout.cpp check_attention_backend says the same for one layout).
+void set_attention_backend(const PlanRequest& r, Layout& base) {
+  const std::string& backend = r.space.attention_backend;
+  base.attention_backend = choices::parse(choices::kAttentionBackend, backend, "space.attention_backend");
+  if (base.attention_backend != AttentionBackend::automatic && runs_torch_sdpa(base))
+    throw InputError("space.attention_backend",
+                     fmt::format("{} with framework {} (PyTorch's scaled_dot_product_attention)", backend,
+                                 r.training.framework),
+                     "auto, or framework megatron or nemo (Transformer Engine's attention)");
+}
+
 void apply_ranking(const RankingOptions& o, PlanInputs& in) {
   in.base.memory_margin = o.memory_margin;
   in.objective = choices::parse(choices::kObjective, o.objective, "ranking.objective");
@@ -96,6 +108,7 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
     in.gpus = *r.gpus;
   }
   in.space = search_space(r.space);
+  set_attention_backend(r, in.base.layout);
   apply_ranking(r.ranking, in);
   return job;
 }
@@ -173,10 +186,16 @@ std::string explicit_defaults(const PlanRequest& r, const Plan& p) {
   return s + " --dp-overlap";
 }
 
+std::string backend_flag(const Plan& p) {
+  const AttentionBackend b = p.layout.attention_backend;
+  return b == AttentionBackend::automatic ? "" : fmt::format(" --attention-backend {}", to_string(b));
+}
+
 std::string estimate_command(const PlanRequest& r, const Job& job, const Plan& p) {
   return fmt::format("gpuplan estimate {} {} --seq-len {} --global-batch {}{} {}{}", model_flags(r),
                      hardware_flags(r, job), r.training.seq_len, r.training.global_batch.value_or(0),
-                     training_flags(r.training, job.inputs.base.training), layout_flags(p), explicit_defaults(r, p));
+                     training_flags(r.training, job.inputs.base.training), layout_flags(p) + backend_flag(p),
+                     explicit_defaults(r, p));
 }
 
 PlanLayout plan_layout(const Plan& p, const Layout& l) {

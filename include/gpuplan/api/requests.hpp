@@ -180,6 +180,7 @@ struct SearchOptions {
   bool offload = true;
   bool sequence_parallel = true;
   bool tp_overlap = true;
+  std::string attention_backend = "auto";      // Transformer Engine's flash kernel every plan runs: auto|fused|flash
   bool operator==(const SearchOptions&) const = default;
 };
 
