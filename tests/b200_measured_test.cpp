@@ -27,6 +27,34 @@ const nlohmann::json& measured() {
   return j;
 }
 
+// SimuMax's key of a measured flash-attention call of batch 1 (head dim 128, 8 query heads per key/value head).
+std::string attention_key(int heads, int keys) {
+  return "batch=1, seq_len=" + std::to_string(keys) + ", head_num=" + std::to_string(heads) +
+         ", kv_head_num=" + std::to_string(heads / 8) + ", qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
+}
+
+// Llama-3-70B's attention (64 query heads of 128 in 8 groups) priced over 4096 keys on one B200 for `s` must take
+// the measured call of `measured_heads` heads at 4096 keys. SimuMax's CoreAttention counts forward 2 x (2 b h d s^2)
+// and backward 5 x (2 b h d s^2) FLOPs and measured sdp_fwd / sdp_bwd efficiencies on those FLOPs at the 2250
+// TFLOP/s peak; the table keeps four decimals, and one kernel launch (forward) and two (backward) come on top.
+void expect_measured_attention(const perf::MicrobatchShape& s, int measured_heads) {
+  const nlohmann::json& op = measured().at("accelerator").at("op");
+  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
+  const perf::Machine mc{2250e12, 8000e9, &pc};
+  ModelConfig m;
+  m.hidden = 8192;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 128;
+  const std::string key = attention_key(measured_heads, 4096);
+  const double base = 2.0 * measured_heads * 128 * 4096 * 4096;
+  const double forward = 2 * base / (2250e12 * op.at("sdp_fwd").at("accurate_efficient_factor").at(key).get<double>());
+  const double backward = 5 * base / (2250e12 * op.at("sdp_bwd").at("accurate_efficient_factor").at(key).get<double>());
+  const perf::Cost c = perf::attention_core(mc, m, s);
+  EXPECT_NEAR(c.forward_s - pc.kernel_overhead_s, forward, 1e-3 * forward) << key;
+  EXPECT_NEAR(c.backward_s - 2 * pc.kernel_overhead_s, backward, 1e-3 * backward) << key;
+}
+
 // SimuMax's time of one collective inside the node (SystemConfig.compute_net_op_time with 8 GPUs per node):
 // size x scale x (n - 1)/n over gbps GiB/s x efficient_factor, plus latency_us x (n - 1) x scale, plus
 // fixed_latency_us.
@@ -140,32 +168,13 @@ TEST(B200Measured, PerCallCostAndPermuteRateFromTheFile) {
 }
 
 TEST(B200Measured, FlashAttentionAtTheMeasuredEfficiency) {
-  // Llama-3-70B at TP 1 and TP 8 (64 and 8 heads, head dim 128) over 4096 tokens. SimuMax's CoreAttention counts
-  // forward 2 x (2 b h d s^2) and backward 5 x (2 b h d s^2) FLOPs and measured sdp_fwd / sdp_bwd efficiencies on
-  // those FLOPs at the 2250 TFLOP/s peak.
-  const nlohmann::json& op = measured().at("accelerator").at("op");
-  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
-  const perf::Machine mc{2250e12, 8000e9, &pc};
-  ModelConfig m;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.head_dim = 128;
+  // Llama-3-70B at TP 1 and TP 8 (64 and 8 heads per rank) over 4096 tokens: the measured calls themselves.
   for (const double tp : {1.0, 8.0}) {
     perf::MicrobatchShape s;
     s.tp = tp;
     s.micro_batch = 1;
     s.tokens = s.local_sequence = s.keys_per_query = s.attention_keys_per_call = 4096;
-    const auto heads = static_cast<int>(64 / tp);
-    const std::string key = "batch=1, seq_len=4096, head_num=" + std::to_string(heads) + ", kv_head_num=" +
-                            std::to_string(heads / 8) + ", qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
-    const double base = 2.0 * heads * 128 * 4096 * 4096;
-    const double forward = 2 * base / (2250e12 * op.at("sdp_fwd").at("accurate_efficient_factor").at(key).get<double>());
-    const double backward = 5 * base / (2250e12 * op.at("sdp_bwd").at("accurate_efficient_factor").at(key).get<double>());
-    const perf::Cost c = perf::attention_core(mc, m, s);
-    // The table keeps four decimals; one kernel launch (forward) and two (backward) on top.
-    EXPECT_NEAR(c.forward_s - pc.kernel_overhead_s, forward, 1e-3 * forward) << "tp " << tp;
-    EXPECT_NEAR(c.backward_s - 2 * pc.kernel_overhead_s, backward, 1e-3 * backward) << "tp " << tp;
+    expect_measured_attention(s, static_cast<int>(64 / tp));
   }
 }
 
@@ -173,27 +182,12 @@ TEST(B200Measured, AttentionBatchRunsAsMoreHeads) {
   // The flash-attention kernel runs one thread block per sequence, head and tile of queries: a micro-batch of 2
   // with 32 heads per rank (Llama-3-70B's 64 heads at TP 2) launches the blocks of one sequence with 64 heads and
   // loops over as many keys, so it runs at SimuMax's measurement of batch 1 with 64 heads, not at that of 32.
-  const nlohmann::json& op = measured().at("accelerator").at("op");
-  const PerfConstants pc = perf_constants(HardwareCatalog::builtin().gpu("b200"));
-  const perf::Machine mc{2250e12, 8000e9, &pc};
-  ModelConfig m;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.head_dim = 128;
   perf::MicrobatchShape s;
   s.tp = 2;
   s.micro_batch = 2;
   s.local_sequence = s.keys_per_query = s.attention_keys_per_call = 4096;
   s.tokens = 2 * 4096;
-  const std::string key =
-      "batch=1, seq_len=4096, head_num=64, kv_head_num=8, qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
-  const double base = 2.0 * 64 * 128 * 4096 * 4096;   // 2 b h d s^2 of 2 sequences x 32 heads
-  const double forward = 2 * base / (2250e12 * op.at("sdp_fwd").at("accurate_efficient_factor").at(key).get<double>());
-  const double backward = 5 * base / (2250e12 * op.at("sdp_bwd").at("accurate_efficient_factor").at(key).get<double>());
-  const perf::Cost c = perf::attention_core(mc, m, s);
-  EXPECT_NEAR(c.forward_s - pc.kernel_overhead_s, forward, 1e-3 * forward);
-  EXPECT_NEAR(c.backward_s - 2 * pc.kernel_overhead_s, backward, 1e-3 * backward);
+  expect_measured_attention(s, 64);
 }
 
 TEST(B200Measured, AttentionBetweenMeasuredCallsWeighsItsOwnHeadDimension) {
@@ -204,10 +198,7 @@ TEST(B200Measured, AttentionBetweenMeasuredCallsWeighsItsOwnHeadDimension) {
   // (MLA) kernels are other kernels and take no part.
   const nlohmann::json& op = measured().at("accelerator").at("op");
   auto efficiency = [&](const char* pass, int heads, int keys) {
-    const std::string key = "batch=1, seq_len=" + std::to_string(keys) + ", head_num=" + std::to_string(heads) +
-                            ", kv_head_num=" + std::to_string(heads / 8) +
-                            ", qk_head_dim=128, v_head_dim=128, qkv_contiguous=True";
-    return op.at(pass).at("accurate_efficient_factor").at(key).get<double>();
+    return op.at(pass).at("accurate_efficient_factor").at(attention_key(heads, keys)).get<double>();
   };
   auto weighed = [&](const char* pass) {
     return (efficiency(pass, 128, 4096) / 1 + efficiency(pass, 64, 4096) / 2 + efficiency(pass, 16, 32768) / 4 +

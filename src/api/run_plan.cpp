@@ -10,6 +10,7 @@
 #include "api/plan_setup.hpp"
 #include "api/resolve.hpp"
 #include "gpuplan/error.hpp"
+#include "memory/internal.hpp"
 #include "util/choices.hpp"
 #include "util/shell.hpp"
 
@@ -44,16 +45,10 @@ SearchSpace search_space(const SearchOptions& o) {
   return s;
 }
 
-// Transformer Engine's flash kernel, the same for every layout searched: a choice only where Megatron-Core's
-// modules run it (layout.cpp check_attention_backend says the same for one layout).
-void set_attention_backend(const PlanRequest& r, Layout& base) {
-  const std::string& backend = r.space.attention_backend;
-  base.attention_backend = choices::parse(choices::kAttentionBackend, backend, "space.attention_backend");
-  if (base.attention_backend != AttentionBackend::automatic && runs_torch_sdpa(base))
-    throw InputError("space.attention_backend",
-                     fmt::format("{} with framework {} (PyTorch's scaled_dot_product_attention)", backend,
-                                 r.training.framework),
-                     "auto, or framework megatron or nemo (Transformer Engine's attention)");
+// Transformer Engine's flash kernel, the same for every layout searched: checked once, as for one layout.
+void set_attention_backend(const SearchOptions& o, Layout& base) {
+  base.attention_backend = choices::parse(choices::kAttentionBackend, o.attention_backend, "space.attention_backend");
+  memory::check_attention_backend(base, "space.attention_backend");
 }
 
 void apply_ranking(const RankingOptions& o, PlanInputs& in) {
@@ -108,7 +103,7 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
     in.gpus = *r.gpus;
   }
   in.space = search_space(r.space);
-  set_attention_backend(r, in.base.layout);
+  set_attention_backend(r.space, in.base.layout);
   apply_ranking(r.ranking, in);
   return job;
 }

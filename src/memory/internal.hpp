@@ -1,6 +1,7 @@
 #pragma once
 // Shared pieces of the memory model (not part of the public API).
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "gpuplan/memory.hpp"
@@ -107,6 +108,9 @@ struct PipelineSplit {
 PipelineSplit pipeline_split(std::int64_t layers, const Layout& layout);
 // Throws InputError unless the layout's split is one Megatron-Core accepts.
 void check_pipeline_split(std::int64_t layers, const Layout& layout);
+// Throws InputError (naming `field`) unless the layout's attention backend is one its attention can run: Transformer
+// Engine's backends only under Megatron-Core's modules with flash attention.
+void check_attention_backend(const Layout& l, std::string_view field);
 // For a pp x vpp that does not divide the layers: middle ranks of ceil(layers / pp) layers (rounded up to whole
 // chunks), the first and last ranks as light as what remains (the first never the lighter), each a whole number
 // of chunks; {-1, -1} when no such split exists.

@@ -162,23 +162,6 @@ void check_context_parallel(const ModelConfig& m, Layout& l) {
                      "an all-to-all group that divides both head counts, or p2p");
 }
 
-// Transformer Engine's attention backends are a choice only where its flash attention runs: Megatron-Core's modules
-// (impl megatron under Megatron-LM or NeMo). Eager attention is Megatron's unfused backend; PyTorch modules call
-// scaled_dot_product_attention, which picks its kernels itself.
-void check_attention_backend(const Layout& l) {
-  if (l.attention_backend == AttentionBackend::automatic) return;
-  const char* backend = to_string(l.attention_backend);
-  if (l.attention == Attention::eager)
-    throw InputError("layout.attention_backend", fmt::format("{} with eager attention", backend),
-                     "auto (eager attention is Megatron's unfused backend)");
-  if (!runs_torch_sdpa(l)) return;
-  const std::string modules =
-      l.framework == Framework::torchtitan ? std::string("torchtitan's") : fmt::format("impl {}", to_string(l.impl));
-  throw InputError("layout.attention_backend",
-                   fmt::format("{} with {} modules (PyTorch's scaled_dot_product_attention)", backend, modules),
-                   "auto, or impl megatron under framework megatron or nemo (Transformer Engine's attention)");
-}
-
 // The layers over the pipeline stages (pipeline_split.cpp), and a recompute count within a stage's layers.
 void check_pipeline(const ModelConfig& m, const Layout& l) {
   memory::check_pipeline_split(m.layers, l);
@@ -190,6 +173,23 @@ void check_pipeline(const ModelConfig& m, const Layout& l) {
 
 }  // namespace
 
+// Transformer Engine's attention backends are a choice only where its flash attention runs: Megatron-Core's modules
+// (impl megatron under Megatron-LM or NeMo). Eager attention is Megatron's unfused backend; PyTorch modules call
+// scaled_dot_product_attention, which picks its kernels itself.
+void memory::check_attention_backend(const Layout& l, std::string_view field) {
+  if (l.attention_backend == AttentionBackend::automatic) return;
+  const char* backend = to_string(l.attention_backend);
+  if (l.attention == Attention::eager)
+    throw InputError(std::string(field), fmt::format("{} with eager attention", backend),
+                     "auto (eager attention is Megatron's unfused backend)");
+  if (!runs_torch_sdpa(l)) return;
+  const std::string modules =
+      l.framework == Framework::torchtitan ? std::string("torchtitan's") : fmt::format("impl {}", to_string(l.impl));
+  throw InputError(std::string(field),
+                   fmt::format("{} with {} modules (PyTorch's scaled_dot_product_attention)", backend, modules),
+                   "auto, or impl megatron under framework megatron or nemo (Transformer Engine's attention)");
+}
+
 Layout resolve_layout(const MemoryInputs& in) {
   Layout l = in.layout;
   check_ranges(in, l);
@@ -198,7 +198,7 @@ Layout resolve_layout(const MemoryInputs& in) {
   derive_degrees(l);
   check_schedule_and_batch(in, l);
   check_offload_and_recompute(l);
-  check_attention_backend(l);
+  memory::check_attention_backend(l, "layout.attention_backend");
   if (!in.model) {
     if (l.cp_comm != CpComm::p2p && l.cp > 1)
       throw InputError("layout.cp_comm_type", to_string(l.cp_comm), "p2p with params (the heads are not known)");
