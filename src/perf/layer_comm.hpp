@@ -218,6 +218,16 @@ inline bool pipeline_overlaps(const Layout& l, const TimeOptions& time) {
   const bool megatron = l.framework == Framework::megatron || l.framework == Framework::nemo;
   return time.pp_overlap && megatron && l.schedule == PpSchedule::interleaved && l.vpp > 1;
 }
+// The transfers the interleaved schedule's fill waits for, and as many its drain, when the sends run beside compute.
+// The first microbatch reaches the last stage through (stages - 1) transfers. The warm-up then runs the forwards in
+// groups of `stages` microbatches per model chunk (schedules.py, microbatch_group_size_per_vp_stage defaults to the
+// pipeline size): the first stage finishes a group's chunk k after `stages` chunk forwards, while its first
+// microbatch needs `stages` chunk forwards and `stages` transfers (round the ring, back from the last stage) before
+// chunk k + 1 can start. Each of the (virtual_stages - 1) chunk changes waits `stages` transfers: v p - 1 in all,
+// p - 1 without virtual stages. The drain mirrors it with the gradients.
+inline double pipeline_fill_transfers(double stages, double virtual_stages) {
+  return stages * virtual_stages - 1;
+}
 // With Megatron-Core's overlap_p2p_comm (the interleaved schedule, schedules.py
 // forward_backward_pipelining_with_interleaving) the steady state posts each chunk's send and receive after its
 // compute and waits for them only before the next chunk of the same direction: a forward transfer runs beside the
@@ -230,7 +240,7 @@ inline double overlapped_pipeline_comm_s(double transfer_s, double stages, doubl
   auto beside = [&](double compute) {
     return std::max(0.0, transfer_s - compute) + slowdown * std::min(transfer_s, compute);
   };
-  return 2 * (stages - 1) * transfer_s +
+  return 2 * pipeline_fill_transfers(stages, virtual_stages) * transfer_s +
          microbatches * virtual_stages * (beside(chunk_backward_s) + beside(chunk_forward_s));
 }
 

@@ -48,8 +48,9 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
       comm = layer_comm(m, l, shape, placement, priced);
       const double transfer_s = pipeline_transfer_s(shape, stages, placement, priced);
       // Overlapped, only the fill's and the drain's transfers are sure to show.
-      pipeline_s = pipeline_overlaps(l, in.time) ? 2 * (stages - 1) * transfer_s
-                                                 : pipeline_comm_s(transfer_s, stages, microbatches, virtual_stages);
+      pipeline_s = pipeline_overlaps(l, in.time)
+                       ? 2 * pipeline_fill_transfers(stages, virtual_stages) * transfer_s
+                       : pipeline_comm_s(transfer_s, stages, microbatches, virtual_stages);
       priced_for = sequence_parallel;
     }
     const CpExposed cp = cp_exposed(comm, core);
