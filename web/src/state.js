@@ -12,6 +12,7 @@ export const FIELDS = [
   { name: "global_batch", kind: "integer", initial: 512 },
   { name: "precision", kind: "text", initial: "bf16" },
   { name: "optimizer", kind: "text", initial: "adam" },
+  { name: "framework", kind: "text", initial: "megatron" },
   { name: "tp", kind: "integer", initial: 8 },
   { name: "pp", kind: "integer", initial: 4 },
   { name: "vpp", kind: "integer", initial: 1 },
@@ -20,6 +21,7 @@ export const FIELDS = [
   { name: "ep", kind: "integer", initial: 1 },
   { name: "zero", kind: "integer", initial: 1 },
   { name: "recompute", kind: "text", initial: "selective" },
+  { name: "attention_backend", kind: "text", initial: "auto" },
   { name: "offload", kind: "text", initial: "none" },
   { name: "sequence_parallel", kind: "flag", initial: true },
   // Sizing a training run (gpuplan size): the token budget, the systems and node counts to sweep.
@@ -83,14 +85,16 @@ export function requestsFor(state) {
                       deadline: state.deadline.trim() || undefined, price: state.price.trim() || undefined };
     return requests;
   }
+  // The framework decides what a layout check prices and what a search may pick; sizing has its own defaults.
+  const framework = { framework: state.framework };
   if (state.mode === "search") {
-    requests.plan = { model, ...machines, ...training, top: 5 };
+    requests.plan = { model, ...machines, ...training, ...framework, top: 5 };
   } else {
-    requests.estimate = { model, ...machines, ...training, micro_batch: state.micro_batch, tp: state.tp,
-                          pp: state.pp, vpp: state.vpp, cp: state.cp, cp_comm_type: state.cp_comm_type,
-                          ep: state.ep, zero: state.zero,
-                          recompute: state.recompute, offload: state.offload,
-                          sequence_parallel: state.sequence_parallel, all_stages: true };
+    requests.estimate = { model, ...machines, ...training, ...framework, micro_batch: state.micro_batch,
+                          tp: state.tp, pp: state.pp, vpp: state.vpp, cp: state.cp,
+                          cp_comm_type: state.cp_comm_type, ep: state.ep, zero: state.zero,
+                          recompute: state.recompute, attention_backend: state.attention_backend,
+                          offload: state.offload, sequence_parallel: state.sequence_parallel, all_stages: true };
   }
   if (state.topology.trim())
     requests.topo = { file: { path: PASTED_TOPOLOGY, text: state.topology }, gpu: state.gpu || undefined };

@@ -1,6 +1,6 @@
-// The page in headless Chromium (Debian's, driven by puppeteer-core): it loads without console errors, its eight
+// The page in headless Chromium (Debian's, driven by puppeteer-core): it loads without console errors, its
 // scenarios show exactly the command line's numbers, bad input is named beside its field, and the URL holds the
-// whole state. Screenshots of four scenarios go to $GPUPLAN_SCREENSHOTS; the timings are printed, not asserted.
+// whole state. Screenshots of some scenarios go to $GPUPLAN_SCREENSHOTS; the timings are printed, not asserted.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -135,6 +135,10 @@ describe("bad input", () => {
       message: /./ },
     { name: "zero nodes", query: { nodes: 0 }, field: "nodes", message: /nodes: 0/ },
     { name: "a sequence length that is not a number", query: { seq_len: "abc" }, field: "seq_len", message: /abc/ },
+    { name: "Transformer Engine's flash kernel under torchtitan",
+      query: { framework: "torchtitan", attention_backend: "flash", tp: 1, pp: 1, zero: 3, sequence_parallel: 0 },
+      field: "attention_backend", message: /flash with torchtitan/ },
+    { name: "ZeRO-1 under torchtitan", query: { framework: "torchtitan" }, field: "zero", message: /no ZeRO-1/ },
   ];
   for (const c of cases) {
     test(`${c.name}: the library's message beside the field`, async () => {

@@ -14,9 +14,10 @@ const topology = readFileSync(TOPO_PATH, "utf8");
 const TRAINING = ["--seq-len", "8192", "--global-batch", "512", "--precision", "bf16", "--optimizer", "adam"];
 
 function layout({ tp = 8, pp = 4, vpp = 1, cp = 1, cpComm = "p2p", ep = 1, micro = 1, zero = 1, recompute = "selective",
-                  offload = "none", sp = true }) {
+                  attention = "auto", offload = "none", sp = true }) {
   const args = ["--micro-batch", micro, "--tp", tp, "--pp", pp, "--vpp", vpp, "--cp", cp, "--cp-comm-type", cpComm,
-                "--ep", ep, "--zero", zero, "--recompute", recompute, "--offload", offload];
+                "--ep", ep, "--zero", zero, "--recompute", recompute, "--attention-backend", attention,
+                "--offload", offload];
   if (sp) args.push("--sequence-parallel");
   return [...args.map(String), "--all-stages"];
 }
@@ -65,6 +66,20 @@ export const SCENARIOS = [
     cli: ["estimate", "--model", "llama-3.1-8b", "--topology", TOPO_PATH, "--gpu", "h100-sxm-80gb", "--nodes", "1",
           ...withTraining({ "--global-batch": 64 }), ...layout({ tp: 8, pp: 1 })],
     topo: ["topo", TOPO_PATH, "--gpu", "h100-sxm-80gb"],
+  },
+  {
+    name: "torchtitan",
+    query: { framework: "torchtitan", model: "llama-3.1-8b", nodes: 1, tp: 1, pp: 1, zero: 3,
+             sequence_parallel: 0, global_batch: 64 },
+    cli: ["estimate", "--model", "llama-3.1-8b", "--system", "dgx-h100", "--nodes", "1",
+          ...withTraining({ "--global-batch": 64 }), "--framework", "torchtitan",
+          ...layout({ tp: 1, pp: 1, zero: 3, sp: false })],
+  },
+  {
+    name: "attention-kernel",
+    query: { attention_backend: "flash", model: "llama-3.1-8b", nodes: 1, pp: 1, global_batch: 64 },
+    cli: ["estimate", "--model", "llama-3.1-8b", "--system", "dgx-h100", "--nodes", "1",
+          ...withTraining({ "--global-batch": 64 }), ...layout({ pp: 1, attention: "flash" })],
   },
   {
     name: "search",
