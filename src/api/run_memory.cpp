@@ -148,7 +148,7 @@ EstimateResult run(const EstimateRequest& r) {
   framework::check_job({in.memory.model ? &*in.memory.model : nullptr, &in.memory.training, &layout, in.time.tp_overlap});
   const StepEstimate e = estimate_step(in);
   out.time = detail::time_report(e);
-  out.throughput = detail::throughput_report(e, in.gpu);
+  out.throughput = detail::throughput_report(e, in);
   out.memory = detail::memory_result(in.memory, r.all_stages);
   out.memory.warnings.insert(out.memory.warnings.begin(), warnings.begin(), warnings.end());
   out.memory.launch_config = detail::launch_report(r.launch);

@@ -206,7 +206,7 @@ PlanReport detail::plan_report(const PlanRequest& r, const PlanSetup& job, const
   PlanReport out;
   const EstimateInputs est = plan_estimate_inputs(job.inputs, p);
   out.time = detail::time_report(p.time);
-  out.throughput = detail::throughput_report(p.time, est.gpu);
+  out.throughput = detail::throughput_report(p.time, est);
   out.memory = detail::memory_result(est.memory, false);
   out.layout = plan_layout(p, p.layout);
   for (const Layout& equivalent : p.equivalents) out.equivalents.push_back(plan_layout(p, equivalent));

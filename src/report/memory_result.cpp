@@ -145,29 +145,4 @@ TimeReport time_report(const StepEstimate& e) {
   return t;
 }
 
-namespace {
-constexpr const char* kFlopConvention =
-    "model FLOPs = flops_per_token(model, seq_len).training x tokens (Megatron-LM / Narayanan et al. / PaLM "
-    "convention: matmuls only, backward = 2 x forward, full s x s attention); mfu_causal halves the attention "
-    "score and context FLOPs, as a causal kernel computes them; HFU adds the recomputed forward, hfu_causal counts it "
-    "causally too";
-}  // namespace
-
-ThroughputReport throughput_report(const StepEstimate& e, const GpuSpec& gpu) {
-  ThroughputReport out{e.tokens_per_s, e.tokens_per_s_per_gpu, e.model_tflops_per_gpu, e.hardware_tflops_per_gpu,
-                       e.mfu,          e.hfu,                  e.peak_tflops,          kFlopConvention,
-                       e.mfu_causal,   e.hfu_causal,           {}};
-  // Compared counting causal attention's FLOPs on both sides: at long sequences the full-attention MFU grows with
-  // FLOPs no kernel computes.
-  if (gpu.best_published_mfu_causal > 0 && e.mfu_causal > gpu.best_published_mfu_causal) {
-    const auto source = gpu.field_sources.find("best_published_mfu_causal");
-    out.warnings.push_back(fmt::format(
-        "MFU {:.1f} % counting causal attention's FLOPs is above the best published for {} ({:.1f} %, {}): treat "
-        "this step time as optimistic",
-        100 * e.mfu_causal, gpu.name, 100 * gpu.best_published_mfu_causal,
-        source == gpu.field_sources.end() ? "catalog" : source->second));
-  }
-  return out;
-}
-
 }  // namespace gpuplan::api::detail

@@ -1,0 +1,56 @@
+// Throughput and MFU as reported, with the warnings that say when a prediction is known to be optimistic.
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
+#include "api/builders.hpp"
+
+namespace gpuplan::api::detail {
+
+namespace {
+constexpr const char* kFlopConvention =
+    "model FLOPs = flops_per_token(model, seq_len).training x tokens (Megatron-LM / Narayanan et al. / PaLM "
+    "convention: matmuls only, backward = 2 x forward, full s x s attention); mfu_causal halves the attention "
+    "score and context FLOPs, as a causal kernel computes them; HFU adds the recomputed forward, hfu_causal counts it "
+    "causally too";
+
+// Compared counting causal attention's FLOPs on both sides: at long sequences the full-attention MFU grows with
+// FLOPs no kernel computes.
+std::optional<std::string> mfu_warning(const StepEstimate& e, const GpuSpec& gpu) {
+  if (gpu.best_published_mfu_causal <= 0 || e.mfu_causal <= gpu.best_published_mfu_causal) return std::nullopt;
+  const auto source = gpu.field_sources.find("best_published_mfu_causal");
+  return fmt::format(
+      "MFU {:.1f} % counting causal attention's FLOPs is above the best published for {} ({:.1f} %, {}): treat "
+      "this step time as optimistic",
+      100 * e.mfu_causal, gpu.name, 100 * gpu.best_published_mfu_causal,
+      source == gpu.field_sources.end() ? "catalog" : source->second);
+}
+
+// Megatron-Core's dropless MoE brings each layer's tokens per expert to the host (the all-to-all's splits and
+// Transformer Engine's GroupedLinear m_splits are host lists), so the host cannot run ahead of the GPU, and a MoE
+// layer's host work (router, dispatcher, one launch per local expert and GEMM) is priced only by its kernel count.
+// Published dropless runs (docs/estimate.md) ran slower than predicted; with a capacity factor neither applies.
+std::optional<std::string> dropless_moe_warning(const MemoryInputs& in) {
+  const Framework framework = in.layout.framework;
+  if (!in.model || !in.model->is_moe() || in.training.moe_capacity_factor > 0) return std::nullopt;
+  if (framework != Framework::megatron && framework != Framework::nemo) return std::nullopt;
+  return std::string(
+      "dropless MoE under Megatron-Core: the host synchronizes with the GPU in every MoE layer and the layer's host "
+      "work is not priced beyond its kernels; published dropless runs (Megatron-Bridge 25.11: Qwen3-30B-A3B, "
+      "Qwen3-235B-A22B and DeepSeek-V3 on H100, B200 and GB200) took 1.2 to 2.3x the time this model predicts for "
+      "them: treat this step time as optimistic (a capacity factor, --moe-capacity-factor, removes the "
+      "synchronization)");
+}
+}  // namespace
+
+ThroughputReport throughput_report(const StepEstimate& e, const EstimateInputs& in) {
+  ThroughputReport out{e.tokens_per_s, e.tokens_per_s_per_gpu, e.model_tflops_per_gpu, e.hardware_tflops_per_gpu,
+                       e.mfu,          e.hfu,                  e.peak_tflops,          kFlopConvention,
+                       e.mfu_causal,   e.hfu_causal,           {}};
+  if (auto w = mfu_warning(e, in.gpu)) out.warnings.push_back(std::move(*w));
+  if (auto w = dropless_moe_warning(in.memory)) out.warnings.push_back(std::move(*w));
+  return out;
+}
+
+}  // namespace gpuplan::api::detail
