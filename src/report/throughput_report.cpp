@@ -30,16 +30,18 @@ std::optional<std::string> mfu_warning(const StepEstimate& e, const GpuSpec& gpu
 // Megatron-Core's dropless MoE brings each layer's tokens per expert to the host (the all-to-all's splits and
 // Transformer Engine's GroupedLinear m_splits are host lists), so the host cannot run ahead of the GPU, and a MoE
 // layer's host work (router, dispatcher, one launch per local expert and GEMM) is priced only by its kernel count.
-// Published dropless runs (docs/estimate.md) ran slower than predicted; with a capacity factor neither applies.
+// NeMo 25.11's published dropless runs (docs/estimate.md) ran slower than predicted, later releases faster; with a
+// capacity factor neither the synchronization nor the warning applies.
 std::optional<std::string> dropless_moe_warning(const MemoryInputs& in) {
   const Framework framework = in.layout.framework;
   if (!in.model || !in.model->is_moe() || in.training.moe_capacity_factor > 0) return std::nullopt;
   if (framework != Framework::megatron && framework != Framework::nemo) return std::nullopt;
   return std::string(
       "dropless MoE under Megatron-Core: the host synchronizes with the GPU in every MoE layer and the layer's host "
-      "work is not priced beyond its kernels; published dropless runs (Megatron-Bridge 25.11: Qwen3-30B-A3B, "
-      "Qwen3-235B-A22B and DeepSeek-V3 on H100, B200 and GB200) took 1.2 to 2.3x the time this model predicts for "
-      "them: treat this step time as optimistic (a capacity factor, --moe-capacity-factor, removes the "
+      "work is priced only by its kernels; NeMo 25.11's published dropless runs (Qwen3-30B-A3B, Qwen3-235B-A22B, "
+      "DeepSeek-V3 on H100, B200 and GB200) took 1.2 to 2.3x the time this model predicts, later releases with CUDA "
+      "graphs and HybridEP ran faster (docs/estimate.md): for MoE the step time depends on the release and the "
+      "dispatcher more than this model knows (a capacity factor, --moe-capacity-factor, removes the "
       "synchronization)");
 }
 }  // namespace
