@@ -41,6 +41,7 @@ std::vector<json> jobs(const std::string& framework) {
     job["framework"] = framework;
     job["emit"] = framework;
   }
+  if (!titan && !deepspeed) out[1]["moe_dispatcher"] = "flex";   // Megatron-Core's DeepEP/HybridEP dispatcher
   return out;
 }
 

@@ -264,9 +264,9 @@ TEST(Properties, ExactForAModelOfAHundredTrillionParametersOnAMillionGpus) {
 }
 
 TEST(Properties, NoStepBeatsItsPhysicalBounds) {
-  // Over nodes of 8 GPUs, one to four of them, with every context-parallel exchange: the step is never shorter than
-  // its FLOPs over the peak, its HBM bytes over the HBM bandwidth or a node's imported bytes over its NICs, each
-  // worked out from the layout alone (gpuplan::physical_bounds).
+  // Over nodes of 8 GPUs, one to four of them, with every context-parallel exchange and MoE dispatcher: the step is
+  // never shorter than its FLOPs over the peak, its HBM bytes over the HBM bandwidth or a node's imported bytes over
+  // its NICs, each worked out from the layout alone (gpuplan::physical_bounds).
   JobGenerator draw(7);
   const std::vector<std::string> systems = {"dgx-a100", "dgx-h100", "dgx-b200", "hgx-h800", "mi300x-8x"};
   const std::vector<std::string> exchanges = {"p2p", "a2a", "all_gather"};
@@ -289,6 +289,8 @@ TEST(Properties, NoStepBeatsItsPhysicalBounds) {
       r.training.moe_capacity_factor = std::vector<double>{0.5, 1.0, 1.25}[static_cast<std::size_t>(capacity - 1)];
       r.training.moe_pad_to_capacity = draw.pick(0, 1) == 1;
     }
+    // The all-to-all dispatcher, or DeepEP's (flex), which does not pad.
+    if (draw.pick(0, 1) == 1 && !r.training.moe_pad_to_capacity) r.training.moe_dispatcher = "flex";
     r.explain = true;
     api::EstimateResult e;
     try {

@@ -30,6 +30,10 @@ enum class AttentionBackend { automatic, fused, flash };
 //   all_gather all-gather of the whole K and V before attention, reduce-scatter of their gradients, not hidden
 //   a2a_p2p    all-to-all inside groups of cp_a2a ranks, a ring across those groups
 enum class CpComm { p2p, a2a, all_gather, a2a_p2p };
+// Megatron-Core's MoE token dispatcher (--moe-token-dispatcher-type): alltoall sends each routed copy of a token to
+// its expert's rank; flex runs DeepEP or HybridEP, which send a token once to each node its experts are on and
+// forward it there over NVLink.
+enum class MoeDispatcher { alltoall, flex };
 enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and buffers are counted
 // The training framework that runs the job: which layouts it accepts (src/framework/rules.cpp), how it shards and
 // prefetches ZeRO-3 parameters, and which launch configuration gpuplan reads and writes.
@@ -78,6 +82,7 @@ struct TrainingConfig {
   double moe_imbalance = 1.0;           // tokens the busiest expert rank receives over its balanced share
   double moe_capacity_factor = 0;       // Megatron's --moe-expert-capacity-factor; 0: dropless
   bool moe_pad_to_capacity = false;     // --moe-pad-expert-input-to-capacity: every expert gets its capacity
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   // The model runs under torch.compile, which fuses the elementwise ops of eager PyTorch modules (Hugging Face's,
   // torchtitan's); Megatron-Core's are fused kernels already. The time model only: what compiled graphs save
   // for backward is counted as the eager modules save it.

@@ -107,6 +107,10 @@ void add_loss(FieldList& f, TrainingOptions& t) {
         Bounds{.minimum = 0.01, .maximum = 1e4});
   f.add(&t.moe_pad_to_capacity, "moe_pad_to_capacity", "training.moe_pad_to_capacity",
         "MoE: Megatron's --moe-pad-expert-input-to-capacity, every expert gets its full capacity", kTraining);
+  f.add(&t.moe_dispatcher, "moe_dispatcher", "training.moe_dispatcher",
+        "MoE: Megatron's --moe-token-dispatcher-type: alltoall (a copy per routed expert) or flex (DeepEP or "
+        "HybridEP: a token crosses to each node once, NVLink fans it out) (default alltoall)",
+        kTraining, "NAME");
 }
 
 // The framework that runs the job, and the launch configurations read and written (docs/frameworks.md).

@@ -46,6 +46,13 @@ std::int64_t release(const std::string& given, const char* field, std::int64_t o
   return version;
 }
 
+MoeDispatcher moe_dispatcher(const std::string& given) {
+  if (given == "alltoall") return MoeDispatcher::alltoall;
+  if (given == "flex") return MoeDispatcher::flex;
+  throw InputError("training.moe_dispatcher", "'" + given + "'",
+                   "alltoall or flex (Megatron-LM's --moe-token-dispatcher-type; flex runs DeepEP or HybridEP)");
+}
+
 }  // namespace
 
 Impl default_impl(Framework framework) {
@@ -80,7 +87,12 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.moe_imbalance = t.moe_imbalance;
   c.moe_capacity_factor = t.moe_capacity_factor.value_or(0);
   c.moe_pad_to_capacity = t.moe_pad_to_capacity;
+  c.moe_dispatcher = moe_dispatcher(t.moe_dispatcher);
   c.compile = t.compile;
+  if (c.moe_pad_to_capacity && c.moe_dispatcher == MoeDispatcher::flex)
+    throw InputError("training.moe_pad_to_capacity", "with moe_dispatcher flex",
+                     "the alltoall dispatcher (Megatron-Core's flex dispatcher does not pad to capacity, "
+                     "transformer_config.py)");
   if (c.moe_pad_to_capacity && c.moe_capacity_factor == 0)
     throw InputError("training.moe_pad_to_capacity", "without moe_capacity_factor",
                      "a capacity factor to pad to (Megatron requires --moe-expert-capacity-factor)");

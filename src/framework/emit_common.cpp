@@ -76,7 +76,7 @@ void attention_flags(const ModelConfig& m, Flags& f) {
   if (m.qkv_bias && !linear_bias) f.emplace_back("--add-qkv-bias", "");
 }
 
-void expert_flags(const ModelConfig& m, Flags& f) {
+void expert_flags(const ModelConfig& m, MoeDispatcher dispatcher, Flags& f) {
   if (!m.is_moe()) return;
   f.emplace_back("--num-experts", std::to_string(m.moe.routed_experts));
   f.emplace_back("--moe-router-topk", std::to_string(m.moe.top_k));
@@ -90,7 +90,8 @@ void expert_flags(const ModelConfig& m, Flags& f) {
     f.emplace_back("--moe-layer-freq", std::to_string(m.moe.layer_freq));
   if (m.moe.router_bias) f.emplace_back("--moe-router-enable-expert-bias", "");
   f.emplace_back("--moe-grouped-gemm", "");
-  f.emplace_back("--moe-token-dispatcher-type", "alltoall");
+  // flex runs DeepEP (--moe-flex-dispatcher-backend, deepep by default): it needs the package installed.
+  f.emplace_back("--moe-token-dispatcher-type", dispatcher == MoeDispatcher::flex ? "flex" : "alltoall");
 }
 
 // The model the flags describe, read back as the launch-script reader reads it.
@@ -127,7 +128,7 @@ Flags megatron_model_flags(const EmitJob& job) {
   f.emplace_back("--normalization", m.norm == NormKind::rmsnorm ? "RMSNorm" : "LayerNorm");
   if (m.mlp == MlpKind::gated) f.emplace_back("--swiglu", "");
   if (!m.tied_embeddings) f.emplace_back("--untie-embeddings-and-output-weights", "");
-  expert_flags(m, f);
+  expert_flags(m, job.training.moe_dispatcher, f);
   f.emplace_back("--vocab-size", std::to_string(m.vocab));
   const ModelConfig back = read_back(f);
   const std::int64_t wanted = count_params(m).total, written = count_params(back).total;

@@ -67,6 +67,8 @@ void model_and_optimizer(const EmitJob& job, Overrides& o) {
   o.emplace_back("model.config.attention_backend", megatron_attention_backend(l));
   if (job.training.moe_capacity_factor > 0)
     o.emplace_back("model.config.moe_expert_capacity_factor", fmt::format("{}", job.training.moe_capacity_factor));
+  if (job.training.moe_dispatcher == MoeDispatcher::flex)
+    o.emplace_back("model.config.moe_token_dispatcher_type", "flex");
   if (job.tp_overlap) o.emplace_back("trainer.callbacks[MegatronCommOverlapCallback].tp_comm_overlap", "True");
   if (job.layout.vpp > 1 && !job.pp_overlap)
     o.emplace_back("trainer.callbacks[MegatronCommOverlapCallback].overlap_p2p_comm", "False");

@@ -121,6 +121,18 @@ void read_batch_and_precision(MegatronArgs& args, LaunchConfig& out) {
     take(out, out.training, "grad_nan_check", false, args.where("check_for_nan_in_loss_and_grad"));
 }
 
+// The token dispatcher: alltoall and flex (DeepEP or HybridEP, --moe-flex-dispatcher-backend; older releases'
+// --moe-enable-deepep turned it on with flex) are priced; allgather is priced as alltoall.
+void read_moe_dispatcher(MegatronArgs& args, LaunchConfig& out) {
+  const MegatronArg* dispatcher = args.get("moe_token_dispatcher_type");
+  if (dispatcher != nullptr && (dispatcher->value == "alltoall" || dispatcher->value == "flex"))
+    take(out, out.training, "moe_dispatcher", dispatcher->value, args.where("moe_token_dispatcher_type"));
+  else if (dispatcher != nullptr)
+    out.not_understood.push_back(args.where("moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
+  if (flag_on(args, "moe_enable_deepep") && (dispatcher == nullptr || dispatcher->value != "flex"))
+    out.issues.push_back(args.where("moe_enable_deepep") + " needs --moe-token-dispatcher-type flex (megatron/core/transformer/transformer_config.py raises otherwise)");
+}
+
 void read_recompute(MegatronArgs& args, LaunchConfig& out) {
   if (flag_on(args, "recompute_activations"))
     take(out, out.layout, "recompute", "selective", args.where("recompute_activations") + " (rewritten to selective)");
@@ -175,9 +187,7 @@ void read_states(MegatronArgs& args, LaunchConfig& out) {
     if (!flag_on(args, "sequence_parallel"))
       out.issues.push_back("--tp-comm-overlap requires --sequence-parallel (arguments.py:1441-1442)");
   }
-  // gpuplan prices the all-to-all dispatcher, Megatron's choice for expert parallelism.
-  if (const MegatronArg* dispatcher = args.get("moe_token_dispatcher_type"); dispatcher != nullptr && dispatcher->value != "alltoall")
-    out.not_understood.push_back(args.where("moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
+  read_moe_dispatcher(args, out);
   if (const MegatronArg* backend = args.get("attention_backend"))
     take_attention_backend(out, backend->value, args.where("attention_backend"));
 }

@@ -124,6 +124,12 @@ void read_states(const NemoValues& values, LaunchConfig& out) {
     if (factor.is_number()) take(out, out.training, "moe_capacity_factor", factor, note(*v, "moe_expert_capacity_factor"));
     else out.issues.push_back(note(*v, "moe_expert_capacity_factor") + ": moe_expert_capacity_factor is not a number");
   }
+  if (const NemoValue* v = find(values, "model.config.moe_token_dispatcher_type")) {
+    const std::string dispatcher = unquoted(v->value);
+    if (dispatcher == "alltoall" || dispatcher == "flex")
+      take(out, out.training, "moe_dispatcher", dispatcher, note(*v, "moe_token_dispatcher_type"));
+    else out.not_understood.push_back(note(*v, "moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
+  }
 }
 
 void read_recompute(const NemoValues& values, LaunchConfig& out) {

@@ -60,6 +60,7 @@ MicrobatchShape microbatch_shape(const EstimateInputs& in, const Layout& l) {
   s.token_drop = tr.moe_capacity_factor > 0;
   s.pad_to_capacity = tr.moe_pad_to_capacity;
   s.probs_dispatched = tr.megatron_version >= kMegatronProbsInActivationVersion;
+  s.flex_dispatch = tr.moe_dispatcher == MoeDispatcher::flex;
   set_attention_calls(l, s);
   return s;
 }
@@ -106,5 +107,13 @@ void set_attention_calls(const Layout& l, MicrobatchShape& s) {
   s.cp_ring_ranks = cp;
 }
 }  // namespace
+
+double expected_remote_nodes(double experts, double top_k, double nodes) {
+  if (nodes <= 1) return 0;
+  const double elsewhere = experts - experts / nodes;   // the experts not on one given node
+  double none_there = 1;   // the top_k drawn without replacement all among `elsewhere`
+  for (double i = 0; i < top_k; ++i) none_there *= std::max(0.0, elsewhere - i) / (experts - i);
+  return (nodes - 1) * (1 - none_there);
+}
 
 }  // namespace gpuplan::perf

@@ -124,9 +124,37 @@ void tp_layer_comm(const MicrobatchShape& s, double act_bytes, double attention_
   out.tp_moe_backward_async_s = moe_dense_mlp ? out.tp_backward_async_s : attention_gather + attention_scatter;
 }
 
+// The other nodes one token's routed experts are on, in expectation: its top_k experts are distinct and, with
+// balanced routing, any top_k of the `experts`, spread evenly over `nodes`; one node holds none of them with
+// probability C(experts - experts / nodes, top_k) / C(experts, top_k).
+double expected_remote_nodes(double experts, double top_k, double nodes);
+
+// One dispatch (or combine) of Megatron-Core's flex dispatcher, DeepEP's or HybridEP's kernels: a token crosses once
+// to each other node its experts are on, through its rank's own NIC to the rank of the same local index there
+// (DeepEP: "forwarding from NVLink to RDMA"), and NVLink carries the copies to the experts' ranks inside each
+// node; the combine sums a node's copies before they cross back. The two phases run pipelined, so the longer one
+// sets the time. Within one node it is the all-to-all of every copy.
+template <class Price>
+double flex_dispatch_s(const ModelConfig& m, double tokens, double copies_bytes, double token_bytes,
+                       const GroupPlacement& ep, Price&& price) {
+  if (ep.ranks_per_node >= ep.ranks) return price(Collective::alltoall, copies_bytes, ep);
+  const std::int64_t nodes = (ep.ranks + ep.ranks_per_node - 1) / ep.ranks_per_node;
+  const double remote = expected_remote_nodes(static_cast<double>(m.moe.routed_experts),
+                                              static_cast<double>(m.moe.top_k), static_cast<double>(nodes));
+  // A rank sends `tokens x remote` tokens out; the all-to-all over one rank per node counts its whole buffer, of
+  // which each rank sends (nodes - 1) / nodes.
+  const double crossing_bytes = tokens * remote * token_bytes * static_cast<double>(nodes) / static_cast<double>(nodes - 1);
+  const GroupPlacement rails{nodes, 1, ep.ranks_per_node * ep.concurrent_groups_per_node};
+  const GroupPlacement node{ep.ranks_per_node, ep.ranks_per_node, ep.concurrent_groups_per_node};
+  const double inter = price(Collective::alltoall, crossing_bytes, rails);
+  const double intra = ep.ranks_per_node > 1 ? price(Collective::alltoall, copies_bytes, node) : 0.0;
+  return std::max(inter, intra);
+}
+
 // Megatron-Core's alltoall token dispatcher (moe/token_dispatcher.py) for one MoE layer, forward: each rank routes
 // its own tokens (its sequence shard under sequence parallelism); the busiest rank's share paces the all-to-alls.
 // From Megatron-Core 0.13 the routing probabilities travel with the tokens (fp32, an all-to-all of their own).
+// The flex dispatcher (DeepEP, HybridEP) moves the tokens as flex_dispatch_s prices them.
 // With expert tensor parallelism (expert-TP, by default the TP degree) dispatch_postprocess gathers the tokens
 // received over the expert-TP group and combine_preprocess reduce-scatters the experts' outputs back.
 template <class Price>
@@ -137,7 +165,9 @@ double dispatcher_comm(const ModelConfig& m, const Layout& l, const MicrobatchSh
   const double bytes = copies * s.hidden * s.element_bytes, probs = copies * 4;
   double t = 0;
   if (l.ep > 1) {
-    t += 2 * price(Collective::alltoall, bytes, placement.ep);
+    const double token_bytes = s.routed_share * s.hidden * s.element_bytes;
+    t += 2 * (s.flex_dispatch ? flex_dispatch_s(m, tokens, bytes, token_bytes, placement.ep, price)
+                              : price(Collective::alltoall, bytes, placement.ep));
     if (s.probs_dispatched) t += price(Collective::alltoall, probs, placement.ep);
   }
   const std::int64_t etp = l.etp > 0 ? l.etp : l.tp;

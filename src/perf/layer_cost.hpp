@@ -92,6 +92,7 @@ struct MicrobatchShape {
   bool token_drop = false;
   bool pad_to_capacity = false;   // every expert receives its capacity: the permuted buffers hold routed_share copies
   bool probs_dispatched = true;   // the routing probabilities travel with the tokens (Megatron-Core 0.13+)
+  bool flex_dispatch = false;     // DeepEP / HybridEP: a token crosses to each node once (MoeDispatcher::flex)
 };
 
 // A linear layer of `batch` GEMMs, each (m x k) @ (k x n): forward, and backward as the data-gradient and the

@@ -8,6 +8,7 @@
 #include "gpuplan/estimate.hpp"
 #include "memory/internal.hpp"
 #include "model/param_parts.hpp"
+#include "perf/layer_comm.hpp"
 #include "perf/step_model.hpp"
 
 namespace gpuplan {
@@ -123,8 +124,15 @@ double layer_bytes(const NetworkJob& j, const memory::StageParams& sp) {
     // Copies dropped beyond a capacity factor under 1 are not sent.
     const double kept = std::min(1.0, memory::routed_share(tr));
     const double routed = routing * static_cast<double>(m.moe.top_k) * kept * static_cast<double>(m.hidden) * e;
-    total += static_cast<double>(sp.moe_layers) * 4 *
-             node_bytes(Collective::alltoall, routed, spread_of(j.placement.ep, j.gpus_per_node));
+    const Spread ep = spread_of(j.placement.ep, j.gpus_per_node);
+    double crossing = node_bytes(Collective::alltoall, routed, ep);
+    if (tr.moe_dispatcher == MoeDispatcher::flex && ep.nodes > 1) {
+      // DeepEP / HybridEP: a token comes in once from each other node that routed it here.
+      const double remote = perf::expected_remote_nodes(static_cast<double>(m.moe.routed_experts),
+                                                  static_cast<double>(m.moe.top_k), ep.nodes);
+      crossing = ep.per_node * ep.groups_per_node * routing * kept * remote * static_cast<double>(m.hidden) * e;
+    }
+    total += static_cast<double>(sp.moe_layers) * 4 * crossing;
   }
   return total * j.microbatches;
 }

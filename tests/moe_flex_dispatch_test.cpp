@@ -1,0 +1,106 @@
+// Megatron-Core's flex token dispatcher (--moe-token-dispatcher-type flex: DeepEP or HybridEP). DeepEP's normal
+// kernels send a token once to each node its experts are on and forward it over NVLink there (deepseek-ai/DeepEP
+// README, "asymmetric-domain bandwidth forwarding"); the alltoall dispatcher sends one copy per routed expert.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "framework/launch.hpp"
+#include "gpuplan/api.hpp"
+#include "perf/layer_comm.hpp"
+#include "test_support.hpp"
+
+using namespace gpuplan;
+
+namespace moe_flex_dispatch_test {
+
+// Every way of choosing top_k distinct experts of `experts` laid out in `nodes` equal blocks, counted: the mean
+// number of nodes other than node 0 that a choice touches.
+double enumerated_remote_nodes(int experts, int top_k, int nodes) {
+  std::vector<int> pick(top_k);
+  for (int i = 0; i < top_k; ++i) pick[i] = i;
+  double touched = 0, choices = 0;
+  for (;;) {
+    std::set<int> remote;
+    for (int expert : pick)
+      if (expert / (experts / nodes) != 0) remote.insert(expert / (experts / nodes));
+    touched += static_cast<double>(remote.size());
+    choices += 1;
+    int i = top_k - 1;
+    while (i >= 0 && pick[i] == experts - top_k + i) --i;
+    if (i < 0) break;
+    ++pick[i];
+    for (int j = i + 1; j < top_k; ++j) pick[j] = pick[j - 1] + 1;
+  }
+  return touched / choices;
+}
+
+TEST(MoeFlexDispatch, RemoteNodesPerTokenAsCounted) {
+  for (const auto& [experts, top_k, nodes] : std::vector<std::tuple<int, int, int>>{
+           {8, 2, 2}, {8, 2, 4}, {12, 3, 3}, {16, 4, 4}, {16, 6, 2}, {16, 1, 8}}) {
+    EXPECT_NEAR(perf::expected_remote_nodes(experts, top_k, nodes), enumerated_remote_nodes(experts, top_k, nodes),
+                1e-12)
+        << experts << " experts, top " << top_k << ", " << nodes << " nodes";
+  }
+  EXPECT_EQ(perf::expected_remote_nodes(128, 8, 1), 0);
+}
+
+// Qwen3-30B-A3B (128 experts, top 8) at micro-batch 1 of 4096 tokens, bf16, on DGX H100 nodes.
+api::EstimateRequest qwen3(std::int64_t nodes, const std::string& dispatcher) {
+  api::EstimateRequest r;
+  r.model.name_or_path = "qwen3-30b-a3b";
+  r.cluster.system = "dgx-h100";
+  r.cluster.nodes = nodes;
+  r.training.seq_len = 4096;
+  r.training.global_batch = 8 * nodes;
+  r.training.moe_dispatcher = dispatcher;
+  r.layout.ep = 8 * nodes;
+  r.layout.zero = 1;
+  return r;
+}
+
+TEST(MoeFlexDispatch, WithinOneNodeItIsTheAllToAll) {
+  EXPECT_DOUBLE_EQ(test::time_term(api::run(qwen3(1, "flex")), "ep_comm"),
+                   test::time_term(api::run(qwen3(1, "alltoall")), "ep_comm"));
+}
+
+TEST(MoeFlexDispatch, AcrossNodesEachTokenCrossesOncePerNode) {
+  // EP 32 over 4 nodes: the all-to-all sends 8 x 24/32 = 6 of a token's 8 copies off the node, DeepEP one per other
+  // node its experts are on: 3 (1 - C(96, 8) / C(128, 8)). Both are bound by the NIC (NVLink carries 7/8 of the
+  // copies about ten times faster). What twice the tokens add to ep_comm is bandwidth alone (each call's fixed
+  // latency cancels), so it scales by the ratio of the bytes that cross.
+  double none_on_a_node = 1;
+  for (int i = 0; i < 8; ++i) none_on_a_node *= (96.0 - i) / (128.0 - i);
+  const double crossing_ratio = 3 * (1 - none_on_a_node) / 6;
+  auto added_by_doubling = [](const std::string& dispatcher) {
+    api::EstimateRequest longer = qwen3(4, dispatcher);
+    longer.training.seq_len = 8192;
+    return test::time_term(api::run(longer), "ep_comm") - test::time_term(api::run(qwen3(4, dispatcher)), "ep_comm");
+  };
+  EXPECT_NEAR(added_by_doubling("flex") / added_by_doubling("alltoall"), crossing_ratio, 0.01 * crossing_ratio);
+}
+
+TEST(MoeFlexDispatch, BadDispatcherIsAFieldError) {
+  api::EstimateRequest r = qwen3(1, "deepep");
+  const std::string message = test::error_of([&] { api::run(r); });
+  EXPECT_TRUE(test::contains(message, "training.moe_dispatcher")) << message;
+  EXPECT_TRUE(test::contains(message, "alltoall or flex")) << message;
+}
+
+TEST(MoeFlexDispatch, ReadFromMegatronAndNemo) {
+  const std::string script = "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+                             "--vocab-size 1000 --num-experts 8 --expert-model-parallel-size 2 ";
+  const framework::LaunchConfig flex = framework::read_launch_config(
+      "train.sh", script + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep\n");
+  EXPECT_NE(flex.training.dump().find("\"moe_dispatcher\":\"flex\""), std::string::npos) << flex.training.dump();
+  const framework::LaunchConfig deepep_alone =
+      framework::read_launch_config("train.sh", script + "--moe-enable-deepep\n");
+  EXPECT_TRUE(test::any_contains(deepep_alone.issues, "needs --moe-token-dispatcher-type flex"));
+  const framework::LaunchConfig nemo = framework::read_launch_config(
+      "launch.txt", "nemo llm pretrain --factory llama3_8b model.config.moe_token_dispatcher_type=flex\n");
+  EXPECT_NE(nemo.training.dump().find("\"moe_dispatcher\":\"flex\""), std::string::npos) << nemo.training.dump();
+}
+
+}  // namespace moe_flex_dispatch_test
