@@ -130,7 +130,9 @@ void read_moe_dispatcher(MegatronArgs& args, LaunchConfig& out) {
   else if (dispatcher != nullptr)
     out.not_understood.push_back(args.where("moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
   if (flag_on(args, "moe_enable_deepep") && (dispatcher == nullptr || dispatcher->value != "flex"))
-    out.issues.push_back(args.where("moe_enable_deepep") + " needs --moe-token-dispatcher-type flex (megatron/core/transformer/transformer_config.py raises otherwise)");
+    out.issues.push_back(args.where("moe_enable_deepep") +
+                         " needs --moe-token-dispatcher-type flex (megatron/core/transformer/transformer_config.py "
+                         "raises otherwise)");
 }
 
 void read_recompute(MegatronArgs& args, LaunchConfig& out) {

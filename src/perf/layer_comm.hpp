@@ -143,7 +143,8 @@ double flex_dispatch_s(const ModelConfig& m, double tokens, double copies_bytes,
                                               static_cast<double>(m.moe.top_k), static_cast<double>(nodes));
   // A rank sends `tokens x remote` tokens out; the all-to-all over one rank per node counts its whole buffer, of
   // which each rank sends (nodes - 1) / nodes.
-  const double crossing_bytes = tokens * remote * token_bytes * static_cast<double>(nodes) / static_cast<double>(nodes - 1);
+  const double node_count = static_cast<double>(nodes);
+  const double crossing_bytes = tokens * remote * token_bytes * node_count / (node_count - 1);
   const GroupPlacement rails{nodes, 1, ep.ranks_per_node * ep.concurrent_groups_per_node};
   const GroupPlacement node{ep.ranks_per_node, ep.ranks_per_node, ep.concurrent_groups_per_node};
   const double inter = price(Collective::alltoall, crossing_bytes, rails);
