@@ -103,4 +103,20 @@ TEST(MoeFlexDispatch, ReadFromMegatronAndNemo) {
   EXPECT_NE(nemo.training.dump().find("\"moe_dispatcher\":\"flex\""), std::string::npos) << nemo.training.dump();
 }
 
+TEST(MoeFlexDispatch, TorchtitansDeepEpAndDeepSpeedsRefusal) {
+  const framework::LaunchConfig titan = framework::read_launch_config(
+      "train.toml", "[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[parallelism]\nexpert_parallel_degree = 8\n"
+                    "expert_parallel_comm_backend = \"deepep\"\n");
+  EXPECT_NE(titan.training.dump().find("\"moe_dispatcher\":\"flex\""), std::string::npos) << titan.training.dump();
+  // torchtitan's DeepEP needs experts spread over ranks, none split (deepseek_v3/infra/parallelize.py:100-111).
+  api::EstimateRequest one_rank = qwen3(1, "flex");
+  one_rank.training.framework = "torchtitan";
+  one_rank.layout.ep = 1;
+  one_rank.layout.zero = 3;
+  EXPECT_TRUE(test::contains(test::error_of([&] { api::run(one_rank); }), "training.moe_dispatcher"));
+  api::EstimateRequest deepspeed = qwen3(1, "flex");
+  deepspeed.training.framework = "deepspeed";
+  EXPECT_TRUE(test::contains(test::error_of([&] { api::run(deepspeed); }), "training.moe_dispatcher"));
+}
+
 }  // namespace moe_flex_dispatch_test

@@ -59,6 +59,7 @@ std::string parallelism(const EmitJob& job) {
   }
   out += fmt::format("context_parallel_degree = {}\n", l.cp);
   if (l.ep > 1) out += fmt::format("expert_parallel_degree = {}\nexpert_tensor_parallel_degree = {}\n", l.ep, l.etp);
+  if (l.ep > 1 && job.training.moe_dispatcher == MoeDispatcher::flex) out += "expert_parallel_comm_backend = \"deepep\"\n";
   return out + "\n";
 }
 
@@ -100,6 +101,8 @@ std::string head_overrides(const EmitJob& job) {
   out += fmt::format(" --parallelism.pipeline_parallel_degree {}", l.pp);
   out += fmt::format(" --parallelism.context_parallel_degree {}", l.cp);
   if (l.ep > 1) out += fmt::format(" --parallelism.expert_parallel_degree {}", l.ep);
+  if (l.ep > 1 && job.training.moe_dispatcher == MoeDispatcher::flex)
+    out += " --parallelism.expert_parallel_comm_backend deepep";
   if (l.pp > 1) out += fmt::format(" --parallelism.num_pp_microbatches {}", t.global_batch / l.dp / t.micro_batch);
   out += fmt::format(" --training.num_tokens_per_microbatch_per_dp_rank {}", t.micro_batch * t.seq_len);
   out += fmt::format(" --training.num_tokens_per_train_step {}", t.global_batch * t.seq_len);

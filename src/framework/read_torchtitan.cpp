@@ -109,6 +109,10 @@ void read_degrees(const Values& values, LaunchConfig& out) {
       !integer(values, "parallelism.expert_tensor_parallel_degree"))
     take(out, out.layout, "etp", 1, "expert_tensor_parallel_degree unset (torchtitan's default 1)");
   read_data_parallel(values, out);
+  // DeepEP's dispatch (expert_parallel_comm_backend, default "standard"; later releases add "hybridep").
+  if (const auto backend = text(values, "parallelism.expert_parallel_comm_backend"))
+    take(out, out.training, "moe_dispatcher", *backend == "standard" ? "alltoall" : "flex",
+         where(values, "parallelism.expert_parallel_comm_backend"));
   // compile.enable (default false) compiles compile.components, by default the model and the loss
   // (torchtitan/config/job_config.py:722).
   if (boolean(values, "compile.enable").value_or(false))

@@ -119,7 +119,18 @@ Broken deepspeed_selective_recompute(const JobFacts& job) {
   return std::string("recompute selective");
 }
 
+Broken deepspeed_no_flex_dispatcher(const JobFacts& job) {
+  if (!moe(job) || job.training->moe_dispatcher != MoeDispatcher::flex) return {};
+  return std::string("moe_dispatcher flex");
+}
+
 // ---- torchtitan ----
+
+Broken torchtitan_deepep(const JobFacts& job) {
+  const Layout& l = layout(job);
+  if (!moe(job) || job.training->moe_dispatcher != MoeDispatcher::flex || (l.ep > 1 && l.etp == 1)) return {};
+  return fmt::format("moe_dispatcher flex with ep {} and etp {}", l.ep, l.etp);
+}
 
 Broken torchtitan_expert_tp(const JobFacts& job) {
   const Layout& l = layout(job);
@@ -181,7 +192,7 @@ Broken non_megatron_cp_comm(const JobFacts& job) {
   return fmt::format("cp_comm_type {}", to_string(l.cp_comm));
 }
 
-constexpr std::array<Rule, 24> kRules = {{
+constexpr std::array<Rule, 26> kRules = {{
     {Framework::megatron, RuleLevel::shape, "layout.cp",
      "with context parallelism the sequence length must be divisible by 2 x cp (each rank keeps two chunks for "
      "causal load balance)",
@@ -234,6 +245,12 @@ constexpr std::array<Rule, 24> kRules = {{
     {Framework::deepspeed, RuleLevel::states, "layout.recompute",
      "DeepSpeed's activation checkpointing recomputes whole layers (no selective recompute)",
      "deepspeed/runtime/activation_checkpointing/checkpointing.py", deepspeed_selective_recompute},
+    {Framework::deepspeed, RuleLevel::states, "training.moe_dispatcher",
+     "DeepSpeed's MoE layers exchange tokens with their own all-to-all (alltoall); DeepEP is not one of its options",
+     "deepspeed/moe/sharded_moe.py (_AllToAll)", deepspeed_no_flex_dispatcher},
+    {Framework::torchtitan, RuleLevel::shape, "training.moe_dispatcher",
+     "expert_parallel_comm_backend deepep (moe_dispatcher flex) needs ep > 1 and etp 1",
+     "torchtitan/models/deepseek_v3/infra/parallelize.py:100-111", torchtitan_deepep},
     {Framework::torchtitan, RuleLevel::shape, "layout.etp",
      "with ep > 1, expert_tensor_parallel_degree must be 1 or equal to tp",
      "torchtitan/distributed/parallel_dims.py:58-59", torchtitan_expert_tp},
