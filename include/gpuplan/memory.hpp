@@ -38,6 +38,8 @@ enum class Impl { megatron, torch_nn, hf };        // whose saved tensors and bu
 // The training framework that runs the job: which layouts it accepts (src/framework/rules.cpp), how it shards and
 // prefetches ZeRO-3 parameters, and which launch configuration gpuplan reads and writes.
 enum class Framework { megatron, deepspeed, torchtitan, nemo };
+// Megatron-LM itself, or NeMo, which runs Megatron-Core's modules, schedules and distributed optimizer.
+inline bool runs_megatron_core(Framework f) { return f == Framework::megatron || f == Framework::nemo; }
 // How the loss is computed from the output layer (docs/memory.md, "The loss"):
 //   unfused       Megatron-LM's default: the 16-bit logits are upcast and an fp32 softmax is kept for backward
 //   fused_te      --cross-entropy-loss-fusion --cross-entropy-fusion-impl te: the 16-bit logits are kept and the
@@ -305,6 +307,7 @@ const char* to_string(PpSchedule);
 const char* to_string(Attention);
 const char* to_string(AttentionBackend);
 const char* to_string(CpComm);
+const char* to_string(MoeDispatcher);
 const char* to_string(Impl);
 const char* to_string(Loss);
 

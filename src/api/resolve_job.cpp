@@ -47,10 +47,10 @@ std::int64_t release(const std::string& given, const char* field, std::int64_t o
 }
 
 MoeDispatcher moe_dispatcher(const std::string& given) {
-  if (given == "alltoall") return MoeDispatcher::alltoall;
-  if (given == "flex") return MoeDispatcher::flex;
+  if (const auto* entry = choices::find(choices::kMoeDispatcher, given)) return entry->value;
   throw InputError("training.moe_dispatcher", "'" + given + "'",
-                   "alltoall or flex (Megatron-LM's --moe-token-dispatcher-type; flex runs DeepEP or HybridEP)");
+                   choices::names(choices::kMoeDispatcher, " or ") +
+                       " (Megatron-LM's --moe-token-dispatcher-type; flex runs DeepEP or HybridEP)");
 }
 
 }  // namespace

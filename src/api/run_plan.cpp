@@ -161,7 +161,7 @@ std::string training_flags(const TrainingOptions& t, const TrainingConfig& resol
   if (t.moe_imbalance != defaults.moe_imbalance) flags += fmt::format(" --moe-imbalance {}", t.moe_imbalance);
   if (t.moe_capacity_factor) flags += fmt::format(" --moe-capacity-factor {}", *t.moe_capacity_factor);
   if (t.moe_pad_to_capacity) flags += " --moe-pad-to-capacity";
-  if (t.moe_dispatcher != "alltoall") flags += " --moe-dispatcher " + t.moe_dispatcher;
+  if (t.moe_dispatcher != defaults.moe_dispatcher) flags += " --moe-dispatcher " + t.moe_dispatcher;
   if (t.framework != defaults.framework) flags += " --framework " + t.framework;
   if (resolved.compile) flags += " --compile";
   return flags;

@@ -91,7 +91,7 @@ void expert_flags(const ModelConfig& m, MoeDispatcher dispatcher, Flags& f) {
   if (m.moe.router_bias) f.emplace_back("--moe-router-enable-expert-bias", "");
   f.emplace_back("--moe-grouped-gemm", "");
   // flex runs DeepEP (--moe-flex-dispatcher-backend, deepep by default): it needs the package installed.
-  f.emplace_back("--moe-token-dispatcher-type", dispatcher == MoeDispatcher::flex ? "flex" : "alltoall");
+  f.emplace_back("--moe-token-dispatcher-type", to_string(dispatcher));
 }
 
 // The model the flags describe, read back as the launch-script reader reads it.

@@ -125,10 +125,7 @@ void read_batch_and_precision(MegatronArgs& args, LaunchConfig& out) {
 // --moe-enable-deepep turned it on with flex) are priced; allgather is priced as alltoall.
 void read_moe_dispatcher(MegatronArgs& args, LaunchConfig& out) {
   const MegatronArg* dispatcher = args.get("moe_token_dispatcher_type");
-  if (dispatcher != nullptr && (dispatcher->value == "alltoall" || dispatcher->value == "flex"))
-    take(out, out.training, "moe_dispatcher", dispatcher->value, args.where("moe_token_dispatcher_type"));
-  else if (dispatcher != nullptr)
-    out.not_understood.push_back(args.where("moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
+  if (dispatcher != nullptr) take_moe_dispatcher(out, dispatcher->value, args.where("moe_token_dispatcher_type"));
   if (flag_on(args, "moe_enable_deepep") && (dispatcher == nullptr || dispatcher->value != "flex"))
     out.issues.push_back(args.where("moe_enable_deepep") +
                          " needs --moe-token-dispatcher-type flex (megatron/core/transformer/transformer_config.py "

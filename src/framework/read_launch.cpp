@@ -54,7 +54,7 @@ void check_world(LaunchConfig& c) {
     c.understood.push_back(fmt::format("local batch {} x dp {} -> global_batch {}", *c.batch_per_replica, dp,
                                        *c.batch_per_replica * dp));
   }
-  if (ep > 1 && (c.framework == Framework::megatron || c.framework == Framework::nemo) && *c.gpus % (etp * ep * pp) != 0)
+  if (ep > 1 && runs_megatron_core(c.framework) && *c.gpus % (etp * ep * pp) != 0)
     c.issues.push_back(fmt::format("the expert grid etp x ep x pp = {} x {} x {} = {} does not divide the {} GPUs "
                                    "(megatron/core/parallel_state.py:874-884); it needs a multiple of {} GPUs",
                                    etp, ep, pp, etp * ep * pp, *c.gpus, etp * ep * pp));

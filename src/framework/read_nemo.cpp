@@ -124,12 +124,8 @@ void read_states(const NemoValues& values, LaunchConfig& out) {
     if (factor.is_number()) take(out, out.training, "moe_capacity_factor", factor, note(*v, "moe_expert_capacity_factor"));
     else out.issues.push_back(note(*v, "moe_expert_capacity_factor") + ": moe_expert_capacity_factor is not a number");
   }
-  if (const NemoValue* v = find(values, "model.config.moe_token_dispatcher_type")) {
-    const std::string dispatcher = unquoted(v->value);
-    if (dispatcher == "alltoall" || dispatcher == "flex")
-      take(out, out.training, "moe_dispatcher", dispatcher, note(*v, "moe_token_dispatcher_type"));
-    else out.not_understood.push_back(note(*v, "moe_token_dispatcher_type") + " (priced as the all-to-all dispatcher)");
-  }
+  if (const NemoValue* v = find(values, "model.config.moe_token_dispatcher_type"))
+    take_moe_dispatcher(out, unquoted(v->value), note(*v, "moe_token_dispatcher_type"));
 }
 
 void read_recompute(const NemoValues& values, LaunchConfig& out) {

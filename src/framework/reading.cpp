@@ -8,6 +8,7 @@
 
 #include "util/embedded_data.hpp"
 #include "util/from_chars.hpp"
+#include "util/choices.hpp"
 
 namespace gpuplan::framework {
 
@@ -84,6 +85,12 @@ void take_attention_backend(LaunchConfig& config, std::string_view backend, std:
   if (!read.backend.empty()) take(config, config.layout, "attention_backend", std::string(read.backend), from);
   else if (read.attention == "flash")
     config.not_understood.push_back(std::string(from) + " (priced as Transformer Engine's own choice, auto)");
+}
+
+void take_moe_dispatcher(LaunchConfig& config, std::string_view dispatcher, std::string_view from) {
+  if (choices::find(choices::kMoeDispatcher, dispatcher) != nullptr)
+    take(config, config.training, "moe_dispatcher", std::string(dispatcher), from);
+  else config.not_understood.push_back(std::string(from) + " (priced as the all-to-all dispatcher)");
 }
 
 std::string value_text(const nlohmann::json& value) {

@@ -27,6 +27,9 @@ MegatronAttention megatron_attention(std::string_view value);
 // Takes Megatron-Core's attention_backend (--attention-backend, NeMo's model.config.attention_backend) into the
 // layout; a value outside its choices is listed as not understood.
 void take_attention_backend(LaunchConfig& config, std::string_view backend, std::string_view from);
+// Takes Megatron-Core's moe_token_dispatcher_type (alltoall, flex) into the training setup; allgather and older
+// values are priced as alltoall and listed as not understood.
+void take_moe_dispatcher(LaunchConfig& config, std::string_view dispatcher, std::string_view from);
 // The value as the notes print it: 8, bf16, true.
 std::string value_text(const nlohmann::json& value);
 // Whether a count read from a file is one the arithmetic on it can take (degrees, batches, GPUs): the readers

@@ -13,6 +13,7 @@ const char* to_string(PpSchedule s) { return choices::name_of(choices::kPpSchedu
 const char* to_string(Attention a) { return choices::name_of(choices::kAttention, a); }
 const char* to_string(AttentionBackend b) { return choices::name_of(choices::kAttentionBackend, b); }
 const char* to_string(CpComm c) { return choices::name_of(choices::kCpComm, c); }
+const char* to_string(MoeDispatcher d) { return choices::name_of(choices::kMoeDispatcher, d); }
 const char* to_string(Impl i) { return choices::name_of(choices::kImpl, i); }
 const char* to_string(Loss l) { return choices::name_of(choices::kLoss, l); }
 const char* to_string(Objective o) { return choices::name_of(choices::kObjective, o); }

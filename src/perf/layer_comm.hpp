@@ -246,8 +246,7 @@ inline double pipeline_comm_s(double transfer_s, double stages, double microbatc
 // overlap_p2p_comm, which both turn on there by default (Megatron-LM's --no-overlap-p2p-communication turns it off,
 // and both force it off without virtual stages).
 inline bool pipeline_overlaps(const Layout& l, const TimeOptions& time) {
-  const bool megatron = l.framework == Framework::megatron || l.framework == Framework::nemo;
-  return time.pp_overlap && megatron && l.schedule == PpSchedule::interleaved && l.vpp > 1;
+  return time.pp_overlap && runs_megatron_core(l.framework) && l.schedule == PpSchedule::interleaved && l.vpp > 1;
 }
 // The transfers the interleaved schedule's fill waits for, and as many its drain, when the sends run beside compute.
 // The first microbatch reaches the last stage through (stages - 1) transfers. The warm-up then runs the forwards in

@@ -116,7 +116,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   gradient_bytes_ = gradient_element_bytes(tr, l.framework, l.zero);
   weight_bytes_ = weight_wire_bytes(tr);
   reduce_bytes_ = gradient_wire_bytes(tr, l);
-  const bool megatron_ddp = l.framework == Framework::megatron || l.framework == Framework::nemo;
+  const bool megatron_ddp = runs_megatron_core(l.framework);
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
   expert_data_parallel_ =

@@ -33,9 +33,8 @@ std::optional<std::string> mfu_warning(const StepEstimate& e, const GpuSpec& gpu
 // NeMo 25.11's published dropless runs (docs/estimate.md) ran slower than predicted, later releases faster; with a
 // capacity factor neither the synchronization nor the warning applies.
 std::optional<std::string> dropless_moe_warning(const MemoryInputs& in) {
-  const Framework framework = in.layout.framework;
   if (!in.model || !in.model->is_moe() || in.training.moe_capacity_factor > 0) return std::nullopt;
-  if (framework != Framework::megatron && framework != Framework::nemo) return std::nullopt;
+  if (!runs_megatron_core(in.layout.framework)) return std::nullopt;
   return std::string(
       "dropless MoE under Megatron-Core: the host synchronizes with the GPU in every MoE layer and the layer's host "
       "work is priced only by its kernels; NeMo 25.11's published dropless runs (Qwen3-30B-A3B, Qwen3-235B-A22B, "

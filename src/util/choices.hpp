@@ -36,6 +36,8 @@ inline constexpr Named<AttentionBackend> kAttentionBackend[] = {
     {"auto", AttentionBackend::automatic}, {"fused", AttentionBackend::fused}, {"flash", AttentionBackend::flash}};
 inline constexpr Named<CpComm> kCpComm[] = {
     {"p2p", CpComm::p2p}, {"a2a", CpComm::a2a}, {"all_gather", CpComm::all_gather}, {"a2a+p2p", CpComm::a2a_p2p}};
+inline constexpr Named<MoeDispatcher> kMoeDispatcher[] = {{"alltoall", MoeDispatcher::alltoall},
+                                                          {"flex", MoeDispatcher::flex}};
 inline constexpr Named<Impl> kImpl[] = {{"megatron", Impl::megatron}, {"torch-nn", Impl::torch_nn}, {"hf", Impl::hf}};
 inline constexpr Named<Framework> kFramework[] = {{"megatron", Framework::megatron},
                                                   {"deepspeed", Framework::deepspeed},
