@@ -135,16 +135,16 @@ double expected_remote_nodes(double experts, double top_k, double nodes);
 // node; the combine sums a node's copies before they cross back. The two phases run pipelined, so the longer one
 // sets the time. Within one node it is the all-to-all of every copy.
 template <class Price>
-double flex_dispatch_s(const ModelConfig& m, double tokens, double copies_bytes, double token_bytes,
-                       const GroupPlacement& ep, Price&& price) {
+double flex_dispatch_s(const ModelConfig& m, double copies_bytes, const GroupPlacement& ep, Price&& price) {
   if (ep.ranks_per_node >= ep.ranks) return price(Collective::alltoall, copies_bytes, ep);
   const std::int64_t nodes = (ep.ranks + ep.ranks_per_node - 1) / ep.ranks_per_node;
   const double remote = expected_remote_nodes(static_cast<double>(m.moe.routed_experts),
                                               static_cast<double>(m.moe.top_k), static_cast<double>(nodes));
-  // A rank sends `tokens x remote` tokens out; the all-to-all over one rank per node counts its whole buffer, of
-  // which each rank sends (nodes - 1) / nodes.
+  // A rank sends `remote` of each token's top_k copies out; the all-to-all over one rank per node counts its whole
+  // buffer, of which each rank sends (nodes - 1) / nodes.
   const double node_count = static_cast<double>(nodes);
-  const double crossing_bytes = tokens * remote * token_bytes * node_count / (node_count - 1);
+  const double crossing_bytes =
+      copies_bytes * remote / static_cast<double>(m.moe.top_k) * node_count / (node_count - 1);
   const GroupPlacement rails{nodes, 1, ep.ranks_per_node * ep.concurrent_groups_per_node};
   const GroupPlacement node{ep.ranks_per_node, ep.ranks_per_node, ep.concurrent_groups_per_node};
   const double inter = price(Collective::alltoall, crossing_bytes, rails);
@@ -166,8 +166,7 @@ double dispatcher_comm(const ModelConfig& m, const Layout& l, const MicrobatchSh
   const double bytes = copies * s.hidden * s.element_bytes, probs = copies * 4;
   double t = 0;
   if (l.ep > 1) {
-    const double token_bytes = s.routed_share * s.hidden * s.element_bytes;
-    t += 2 * (s.flex_dispatch ? flex_dispatch_s(m, tokens, bytes, token_bytes, placement.ep, price)
+    t += 2 * (s.flex_dispatch ? flex_dispatch_s(m, bytes, placement.ep, price)
                               : price(Collective::alltoall, bytes, placement.ep));
     if (s.probs_dispatched) t += price(Collective::alltoall, probs, placement.ep);
   }
