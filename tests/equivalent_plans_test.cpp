@@ -29,3 +29,35 @@ TEST(EquivalentPlans, ZeroStagesWithNothingToShardAreOnePlan) {
   for (const auto& e : plans[0].at("equivalents")) stages.insert(e.at("zero").get<int>());
   EXPECT_EQ(stages, (std::set<int>{0, 1, 2, 3}));
 }
+
+// Full recomputation of 44, 45, 46 or 47 of a stage's layers is one layout: with more layers recomputed it is only
+// slower. The list shows the fewest that fit, one row, and each further row is another layout.
+TEST(EquivalentPlans, RecomputedLayerCountsAreOneRow) {
+  const std::string job = "--model qwen3-30b-a3b --system dgx-h100 --gpus 32 --seq-len 4096 --global-batch 512";
+  const auto r = run_cli("plan " + job + " --top 5 --threads 1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto plans = nlohmann::json::parse(r.out).at("plans");
+  ASSERT_EQ(plans.size(), 5U);
+  std::set<std::string> layouts;   // each layout once, whatever its count of recomputed layers
+  for (const auto& p : plans) {
+    auto key = p.at("layout");
+    key.erase("recompute_layers");
+    EXPECT_TRUE(layouts.insert(key.dump()).second) << "listed twice: " << key.dump();
+  }
+  // The first plan recomputes part of its stage; one layer fewer does not fit, so its count is the fewest.
+  const auto& best = plans[0].at("layout");
+  ASSERT_EQ(best.at("recompute"), "full");
+  const int layers = best.at("recompute_layers").get<int>();
+  ASSERT_GT(layers, 1);
+  ASSERT_LT(layers, 48);
+  std::string layout;
+  for (const char* degree : {"tp", "pp", "cp", "ep", "dp", "micro_batch", "zero"}) {
+    std::string flag = degree;
+    if (flag == "micro_batch") flag = "micro-batch";
+    layout += " --" + flag + " " + std::to_string(best.at(degree).get<int>());
+  }
+  const auto fewer =
+      run_cli("estimate " + job + layout + " --recompute full --recompute-layers " + std::to_string(layers - 1) + " --json");
+  ASSERT_EQ(fewer.status, 0) << fewer.err;
+  EXPECT_FALSE(nlohmann::json::parse(fewer.out).at("memory").at("fits").get<bool>());
+}

@@ -348,6 +348,15 @@ bool equivalent(const Candidate& a, const Candidate& b) {
          x.recompute_layers == y.recompute_layers;
 }
 
+bool recompute_count_siblings(const Candidate& a, const Candidate& b) {
+  const Variant& x = a.variant;
+  const Variant& y = b.variant;
+  return a.shape_index == b.shape_index && x.recompute == Recompute::full && y.recompute == Recompute::full &&
+         x.recompute_layers != y.recompute_layers && x.micro_batch == y.micro_batch &&
+         x.sequence_parallel == y.sequence_parallel && x.tp_overlap == y.tp_overlap && x.zero == y.zero &&
+         x.offload == y.offload && x.offload_target == y.offload_target;
+}
+
 namespace {
 
 bool variant_level(Choice choice) {
@@ -467,8 +476,10 @@ class Worker {
   void push(Candidate&& c) {
     // All variants of a layout come from one work item, so one worker sees every member of a group.
     if (top.size() < k_ || c.score <= top.back().score)
-      for (Candidate& kept : top)
+      for (Candidate& kept : top) {
         if (equivalent(kept, c)) return join(kept, std::move(c));
+        if (recompute_count_siblings(kept, c)) return keep_better(kept, std::move(c));
+      }
     if (top.size() == k_ && !better(c, top.back())) return;
     top.insert(std::upper_bound(top.begin(), top.end(), c, better), std::move(c));
     if (top.size() > k_) top.pop_back();
@@ -485,6 +496,14 @@ class Worker {
     } else {
       kept.equivalents.push_back(c.variant);
     }
+  }
+
+  // One row per layout whatever its count of recomputed layers: the better sibling takes the other's place.
+  void keep_better(Candidate& kept, Candidate&& c) {
+    if (!better(c, kept)) return;
+    kept = std::move(c);
+    std::sort(top.begin(), top.end(), better);
+    if (top.size() == k_) lower_threshold(sh_.threshold, top.back().score);
   }
 
   double threshold() const { return sh_.threshold.load(std::memory_order_relaxed); }
