@@ -179,6 +179,9 @@ TEST(StepTime, OptimizerZeroesEveryGradientTheRankHolds) {
   // Megatron-LM's NaN check (on by default) reads the same gradients once more before they are reduced
   // (param_and_grad_buffer.py check_grads: the norm of each bucket): 4 B more where the zeroing writes 4, so
   // ZeRO-0 - ZeRO-2 = (38 + 8) x 3P/4 and ZeRO-1 - ZeRO-2 = 8 x 3P/4. DeepSpeed's engine has no such check.
+  // These runs are fp16: before the step the loss scaler unscales the shard's fp32 gradients, a read and a write
+  // (8 B, Megatron's _unscale_main_grads_and_check_for_nan, DeepSpeed's unscale_and_clip_grads), which adds
+  // 8 x 3P/4 to ZeRO-0 - ZeRO-2 and nothing to ZeRO-1 - ZeRO-2.
   auto optimizer_s = [](int zero, bool check, Framework framework) {
     EstimateInputs in = gpt("megatron-gpt-1.7b", 4, 1, 1, 1, 4, 1);
     in.memory.layout.zero = zero;
@@ -195,9 +198,9 @@ TEST(StepTime, OptimizerZeroesEveryGradientTheRankHolds) {
     EXPECT_GT(zero2, 0);
     return (zero1 - zero2) / (zero0 - zero2);
   };
-  EXPECT_NEAR(ratio(false, Framework::megatron), 4.0 / 42.0, 1e-9);
-  EXPECT_NEAR(ratio(true, Framework::megatron), 8.0 / 46.0, 1e-9);
-  EXPECT_NEAR(ratio(true, Framework::deepspeed), 4.0 / 42.0, 1e-9);
+  EXPECT_NEAR(ratio(false, Framework::megatron), 4.0 / 50.0, 1e-9);
+  EXPECT_NEAR(ratio(true, Framework::megatron), 8.0 / 54.0, 1e-9);
+  EXPECT_NEAR(ratio(true, Framework::deepspeed), 4.0 / 50.0, 1e-9);
   // The check alone, at ZeRO-1: one more read of the 3P/4 + P/4 = P fp32 gradients held, and its kernel.
   EstimateInputs in = gpt("megatron-gpt-1.7b", 4, 1, 1, 1, 4, 1);
   const double local = static_cast<double>(count_params(*in.memory.model).total);
@@ -205,6 +208,28 @@ TEST(StepTime, OptimizerZeroesEveryGradientTheRankHolds) {
   const double read_s = 4 * local / (in.gpu.memory_GBps * 1e9 * c.memory_bound_efficiency) + c.kernel_overhead_s;
   EXPECT_NEAR(optimizer_s(1, true, Framework::megatron) - optimizer_s(1, false, Framework::megatron), read_s,
               1e-9 * read_s);
+}
+
+// Megatron-LM's optimizer steps on fp32 gradients: with a bf16 gradient buffer (--no-accumulate-allreduce-grads-
+// in-fp32, NeMo's grad_reduce_in_fp32 false) it first casts the shard's gradients into fp32 copies
+// (_copy_model_grads_to_main_grads: main_grad.float()), reading 2 B and writing 4 B per parameter in one more
+// kernel; with an fp32 buffer .float() is the buffer itself. Zeroing and the NaN check then touch 2 B instead of 4
+// of every gradient held. At ZeRO-1 over dp = 4 (shard P/4, all P held), bf16 training without loss scaling:
+//   bf16 buffer - fp32 buffer = 6 x P/4 - (4 + 4 - 2 - 2) x P bytes, plus one kernel.
+TEST(StepTime, MegatronCastsSixteenBitGradientsToFp32BeforeTheStep) {
+  auto optimizer_s = [](DType grads) {
+    EstimateInputs in = gpt("megatron-gpt-1.7b", 4, 1, 1, 1, 4, 1);
+    in.memory.training.precision = Precision::bf16;
+    in.memory.training.grad_dtype = grads;
+    in.memory.layout.zero = 1;
+    return test::step_term(estimate_step(in), "optimizer");
+  };
+  EstimateInputs in = gpt("megatron-gpt-1.7b", 4, 1, 1, 1, 4, 1);
+  const double local = static_cast<double>(count_params(*in.memory.model).total);
+  const PerfConstants c = perf_constants(in.gpu);
+  const double hbm_Bps = in.gpu.memory_GBps * 1e9 * c.memory_bound_efficiency;
+  const double expected = (6 * local / 4 - 4 * local) / hbm_Bps + c.kernel_overhead_s;
+  EXPECT_NEAR(optimizer_s(DType::bf16) - optimizer_s(DType::fp32), expected, 1e-9 * std::abs(expected));
 }
 
 TEST(StepTime, OverlappedCommunicationIsNotFree) {

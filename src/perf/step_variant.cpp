@@ -125,6 +125,28 @@ double StepModel::zero3_last_reduce_share(std::size_t i) const {
   return last_bucket_share(in_->memory.overheads.zero_reduce_bucket_elements, sp.dense + sp.expert);
 }
 
+namespace {
+
+// Bytes per parameter of the optimizer's shard that mixed precision moves before the step itself.
+// - Megatron-LM and NeMo step on fp32 gradients: a 16-bit gradient buffer is cast into fp32 copies of the shard
+//   (megatron/core/optimizer: _copy_model_grads_to_main_grads takes main_grad.float(), a no-op on an fp32 buffer).
+//   DeepSpeed's casts are counted with its own copies (add_optimizer).
+// - Under fp16 the loss scaler unscales the fp32 gradients and checks them for inf and NaN, a read and a write of
+//   each (Megatron's _unscale_main_grads_and_check_for_nan: torch._amp_foreach_non_finite_check_and_unscale_;
+//   torch.amp's GradScaler.unscale_ the same; DeepSpeed's FP16_Optimizer.unscale_and_clip_grads: mul_). bf16 has
+//   no loss scale, but DeepSpeed's ZeRO optimizers multiply the shard's gradients by 1 / (loss scale x clip)
+//   whatever the precision (stage_1_and_2.py and stage3.py unscale_and_clip_grads: grad.data.mul_).
+double mixed_precision_pass_bytes(const TrainingConfig& tr, const Layout& variant, double gradient_bytes) {
+  constexpr double kFp32Bytes = 4.0;
+  double bytes = 0;
+  if (runs_megatron_core(variant.framework) && gradient_bytes < kFp32Bytes) bytes += gradient_bytes + kFp32Bytes;
+  const bool deepspeed_zero = variant.framework == Framework::deepspeed && variant.zero >= 1;
+  if (tr.precision == Precision::fp16 || deepspeed_zero) bytes += 2 * kFp32Bytes;
+  return bytes;
+}
+
+}  // namespace
+
 // Optimizer step over the local shard; offloaded: on the CPU, with gradients down and weights up the host link.
 void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& st, StepTotals& totals) const {
   const memory::StageParams& sp = stages_[i];
@@ -152,6 +174,11 @@ void StepModel::add_optimizer(std::size_t i, const Layout& variant, StageTime& s
       const double g = gradient_bytes;
       bytes = shard * (perf.optimizer_bytes_per_param + (zero >= 1 ? (g - 4) + 2 * g + (g + 4) : (g + 4) + 8));
       kernels += 2;
+    }
+    const double mixed_precision = mixed_precision_pass_bytes(in_->memory.training, variant, gradient_bytes);
+    if (mixed_precision > 0) {
+      bytes += shard * mixed_precision;
+      kernels += 1;
     }
     totals.optimizer_s = std::max(totals.optimizer_s, memory_bound_s(mc, bytes, kernels));
     return;
