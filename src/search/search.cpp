@@ -351,8 +351,11 @@ bool equivalent(const Candidate& a, const Candidate& b) {
 bool recompute_count_siblings(const Candidate& a, const Candidate& b) {
   const Variant& x = a.variant;
   const Variant& y = b.variant;
-  return a.shape_index == b.shape_index && x.recompute == Recompute::full && y.recompute == Recompute::full &&
-         x.recompute_layers != y.recompute_layers && x.micro_batch == y.micro_batch &&
+  // No recomputation is full recomputation of no layer.
+  auto counted = [](const Variant& v) { return v.recompute == Recompute::none || v.recompute == Recompute::full; };
+  auto layers = [](const Variant& v) { return v.recompute == Recompute::none ? 0 : v.recompute_layers; };
+  return a.shape_index == b.shape_index && counted(x) && counted(y) && layers(x) != layers(y) &&
+         x.micro_batch == y.micro_batch &&
          x.sequence_parallel == y.sequence_parallel && x.tp_overlap == y.tp_overlap && x.zero == y.zero &&
          x.offload == y.offload && x.offload_target == y.offload_target;
 }

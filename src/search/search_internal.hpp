@@ -83,8 +83,8 @@ struct Candidate {
 };
 bool better(const Candidate& a, const Candidate& b);
 bool equivalent(const Candidate& a, const Candidate& b);
-// Layouts that differ only in how many layers of a stage recompute in full. The fewest that fit is the fastest of
-// them, and a list of the best layouts shows that one rather than a row for every count.
+// Layouts that differ only in how many layers of a stage recompute in full (none being no layer). The fewest that
+// fit is the fastest of them, and a list of the best layouts shows that one rather than a row for every count.
 bool recompute_count_siblings(const Candidate& a, const Candidate& b);
 std::array<std::int64_t, 15> key_of(const Shape& s, const Variant& v);
 
