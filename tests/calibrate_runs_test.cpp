@@ -231,6 +231,88 @@ TEST(CalibrateRuns, ReadsTheLogsGradientDtypeLossAndDropout) {
   EXPECT_NE(message.find("a probability from 0 to 1"), std::string::npos) << message;
 }
 
+// Under fp16 Megatron-LM keeps its gradients in fp16 unless --accumulate-allreduce-grads-in-fp32 (arguments.py:
+// only bf16 forces it on). An MoE log's expert options reach the request as megatron_convert.cpp reads them from a
+// script; a dense log's expert tensor-parallel size (validate_args copies the TP size into it) does not.
+TEST(CalibrateRuns, ReadsTheLogsFp16GradientsAndExpertOptions) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-a100";
+  api::FileInput log = file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
+  auto set = [&log](const std::string& name, const std::string& value) {
+    const std::string key = "  " + name + " ";
+    const auto at = log.text->find(key);
+    const std::string line = key + std::string(48 - key.size(), '.') + " " + value + "\n";
+    if (at == std::string::npos) log.text->insert(log.text->find("  accumulate_allreduce_grads_in_fp32"), line);
+    else log.text->replace(at, log.text->find('\n', at) + 1 - at, line);
+  };
+  auto request = [&] { return api::detail::read_runs(log, defaults).at(0).request; };
+  set("expert_tensor_parallel_size", "2");
+  set("moe_token_dispatcher_type", "allgather");
+  EXPECT_FALSE(request().layout.etp.has_value());
+  EXPECT_EQ(request().training.grad_dtype, "fp32");   // bf16
+  set("bf16", "False");
+  set("fp16", "True");
+  EXPECT_EQ(request().training.precision, "fp16");
+  EXPECT_EQ(request().training.grad_dtype, "fp16");
+  set("accumulate_allreduce_grads_in_fp32", "True");
+  EXPECT_EQ(request().training.grad_dtype, "fp32");
+
+  set("num_experts", "8");
+  set("moe_router_topk", "2");
+  set("expert_model_parallel_size", "4");
+  set("expert_tensor_parallel_size", "1");
+  set("moe_expert_capacity_factor", "1.25");
+  set("moe_pad_expert_input_to_capacity", "True");
+  api::EstimateRequest moe = request();
+  EXPECT_EQ(moe.layout.etp, 1);
+  EXPECT_EQ(moe.training.moe_capacity_factor, 1.25);
+  EXPECT_TRUE(moe.training.moe_pad_to_capacity);
+  EXPECT_EQ(moe.training.moe_dispatcher, "alltoall");   // allgather is priced as the all-to-all
+  EXPECT_GT(estimate_step(api::detail::estimate_job_inputs(moe)).step_s, 0);
+  set("moe_expert_capacity_factor", "None");
+  set("moe_pad_expert_input_to_capacity", "False");
+  set("moe_token_dispatcher_type", "flex");
+  moe = request();
+  EXPECT_FALSE(moe.training.moe_capacity_factor.has_value());   // dropless
+  EXPECT_EQ(moe.training.moe_dispatcher, "flex");
+  set("moe_expert_capacity_factor", "-1");
+  const std::string message = test::error_of([&] { request(); });
+  EXPECT_NE(message.find("argument moe_expert_capacity_factor"), std::string::npos) << message;
+  EXPECT_NE(message.find("a finite number > 0"), std::string::npos) << message;
+}
+
+// The CSV's expert columns: expert tensor parallelism, capacity factor (empty or 0: dropless), padding, dispatcher.
+TEST(CalibrateRuns, CsvExpertColumns) {
+  api::CalibrateRequest defaults;
+  defaults.cluster.system = "dgx-h100";
+  const std::string header = "model,gpus,ep,Expert Tensor Parallelism,capacity factor,moe_pad_to_capacity,"
+                             "moe_token_dispatcher_type,seq,global_batch,step_s\n";
+  const auto runs = api::detail::read_runs(
+      {"runs.csv", header + "qwen3-30b-a3b,16,8,1,1.0,on,alltoall,4096,16,5.0\n"
+                            "qwen3-30b-a3b,16,16,1,0,,flex,4096,16,5.0\n"},
+      defaults);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].request.layout.etp, 1);
+  EXPECT_EQ(runs[0].request.training.moe_capacity_factor, 1.0);
+  EXPECT_TRUE(runs[0].request.training.moe_pad_to_capacity);
+  EXPECT_EQ(runs[0].request.training.moe_dispatcher, "alltoall");
+  EXPECT_FALSE(runs[1].request.training.moe_capacity_factor.has_value());
+  EXPECT_FALSE(runs[1].request.training.moe_pad_to_capacity);
+  EXPECT_EQ(runs[1].request.training.moe_dispatcher, "flex");
+  // The columns reach the model: across two nodes the flex dispatcher moves fewer bytes than the all-to-all.
+  api::EstimateRequest alltoall = runs[1].request;
+  alltoall.training.moe_dispatcher = "alltoall";
+  EXPECT_LT(estimate_step(api::detail::estimate_job_inputs(runs[1].request)).step_s,
+            estimate_step(api::detail::estimate_job_inputs(alltoall)).step_s);
+  try {
+    api::detail::read_runs({"runs.csv", header + "qwen3-30b-a3b,16,8,1,1.0,on,deepep,4096,16,5.0\n"}, defaults);
+    FAIL() << "accepted dispatcher deepep";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), std::string("runs.csv:2: column 'moe_token_dispatcher_type'"));
+    EXPECT_NE(std::string(e.what()).find("one of alltoall|flex"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CalibrateRuns, ReadsALogWhoseArgumentsAreNotUtf8) {
   // A data path in Latin-1 ("caf\xe9") is a byte that is not UTF-8; the log reads as it would without it.
   api::CalibrateRequest defaults;

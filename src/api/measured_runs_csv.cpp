@@ -29,7 +29,12 @@ const std::map<std::string, std::string>& column_names() {
       {"system", "system"}, {"gpu", "gpu"}, {"gpus", "gpus"}, {"nodes", "nodes"},
       {"tp", "tp"}, {"tensor_parallelism", "tp"}, {"pp", "pp"}, {"pipeline_parallelism", "pp"},
       {"dp", "dp"}, {"data_parallelism", "dp"}, {"cp", "cp"}, {"context_parallelism", "cp"},
-      {"ep", "ep"}, {"expert_parallelism", "ep"}, {"vpp", "vpp"},
+      {"ep", "ep"}, {"expert_parallelism", "ep"}, {"etp", "etp"}, {"expert_tensor_parallelism", "etp"},
+      {"expert_tensor_parallel_size", "etp"}, {"vpp", "vpp"},
+      {"moe_capacity_factor", "moe_capacity_factor"}, {"moe_expert_capacity_factor", "moe_capacity_factor"},
+      {"capacity_factor", "moe_capacity_factor"}, {"moe_pad_to_capacity", "moe_pad_to_capacity"},
+      {"moe_pad_expert_input_to_capacity", "moe_pad_to_capacity"}, {"moe_dispatcher", "moe_dispatcher"},
+      {"moe_token_dispatcher_type", "moe_dispatcher"},
       {"micro_batch", "micro_batch"}, {"micro_batch_size", "micro_batch"}, {"mbs", "micro_batch"},
       {"global_batch", "global_batch"}, {"global_batch_size", "global_batch"}, {"gbs", "global_batch"},
       {"recompute", "recompute"}, {"precision", "precision"}, {"attention", "attention"},
@@ -157,6 +162,7 @@ void set_layout(const Row& row, EstimateRequest& r) {
   if (row.has("pp")) l.pp = row.integer("pp");
   if (row.has("cp")) l.cp = row.integer("cp");
   if (row.has("ep")) l.ep = row.integer("ep");
+  if (row.has("etp")) l.etp = row.integer("etp");
   if (row.has("vpp")) l.vpp = row.integer("vpp");
   if (l.vpp > 1) l.pp_schedule = "interleaved";
   if (row.has("dp")) l.dp = row.integer("dp");
@@ -166,6 +172,16 @@ void set_layout(const Row& row, EstimateRequest& r) {
   if (row.has("attention")) l.attention = row.text("attention");
   if (row.has("attention_backend")) l.attention_backend = row.text("attention_backend");
   if (row.has("sequence_parallel")) l.sequence_parallel = row.flag("sequence_parallel");
+}
+
+// MoE: a capacity factor (empty or 0: dropless), padding to it, and the token dispatcher.
+void set_moe_options(const Row& row, TrainingOptions& t) {
+  if (row.has("moe_capacity_factor")) {
+    const double factor = row.number("moe_capacity_factor", "a capacity factor > 0, or 0 for dropless");
+    if (factor > 0) t.moe_capacity_factor = factor;
+  }
+  if (row.has("moe_pad_to_capacity")) t.moe_pad_to_capacity = row.flag("moe_pad_to_capacity");
+  if (row.has("moe_dispatcher")) t.moe_dispatcher = row.choice("moe_dispatcher", choices::kMoeDispatcher);
 }
 
 RunRecord record(const Row& row, const CalibrateRequest& defaults) {
@@ -194,6 +210,7 @@ RunRecord record(const Row& row, const CalibrateRequest& defaults) {
   if (row.has("grad_dtype")) r.training.grad_dtype = row.choice("grad_dtype", choices::kDType);
   if (row.has("dropout")) r.training.dropout = row.probability("dropout");
   if (row.has("loss")) r.training.loss = row.choice("loss", choices::kLoss);
+  set_moe_options(row, r.training);
   r.timing.perf = defaults.perf;
   if (row.has("step_ms")) rec.step_s = row.seconds("step_ms", 1e-3);
   else if (row.has("step_s")) rec.step_s = row.seconds("step_s", 1.0);

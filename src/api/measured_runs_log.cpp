@@ -122,6 +122,16 @@ class Arguments {
                        "a whole number >= 1");
     return v;
   }
+  // A finite number > 0 (an MoE capacity factor).
+  double positive_number(const std::string& name) const {
+    const Argument& a = log_.args.at(name);
+    double v = 0;
+    const auto [end, ec] = gpuplan::detail::from_chars_double(a.value.data(), a.value.data() + a.value.size(), v);
+    if (ec != std::errc() || end != a.value.data() + a.value.size() || !(v > 0) || !std::isfinite(v))
+      throw InputError(fmt::format("{}:{}: argument {}", path_, a.line, name), "'" + a.value + "'",
+                       "a finite number > 0");
+    return v;
+  }
   // A probability in [0, 1] (dropout), or the fallback when the block does not state it.
   double probability(const std::string& name, double fallback) const {
     if (!has(name)) return fallback;
@@ -179,8 +189,24 @@ void set_training_options(const Arguments& a, EstimateRequest& r) {
   const std::string main_grads = a.text("main_grads_dtype", "");   // "bf16", or as printed: "torch.bfloat16"
   const bool bf16 = a.flag("grad_reduce_in_bf16") || main_grads == "bf16" || main_grads == "torch.bfloat16";
   r.training.grad_dtype = bf16 ? "bf16" : "fp32";   // else Megatron-LM's fp32 main_grad
+  // Under fp16 Megatron-LM keeps and reduces the gradients in fp16 unless --accumulate-allreduce-grads-in-fp32
+  // (only bf16 forces it on: arguments.py validate_args).
+  if (a.flag("fp16") && a.text("accumulate_allreduce_grads_in_fp32", "") == "False") r.training.grad_dtype = "fp16";
   if (a.flag("cross_entropy_loss_fusion"))
     r.training.loss = a.text("cross_entropy_fusion_impl", "native") == "te" ? "fused-te" : "fused-native";
+}
+
+// An MoE run's expert tensor parallelism, capacity factor (None: dropless), padding to capacity and token dispatcher
+// (flex: DeepEP or HybridEP; Megatron-LM's allgather and alltoall are priced as the all-to-all), as
+// src/framework/megatron_convert.cpp reads them from a launch script. A dense run prints its expert tensor-parallel
+// size too (validate_args sets it to the TP size), which means nothing without experts.
+void set_moe_options(const Arguments& a, EstimateRequest& r) {
+  if (!a.has("num_experts") || a.integer("num_experts") < 2) return;
+  if (a.has("expert_tensor_parallel_size")) r.layout.etp = a.integer("expert_tensor_parallel_size");
+  if (a.has("moe_expert_capacity_factor"))
+    r.training.moe_capacity_factor = a.positive_number("moe_expert_capacity_factor");
+  r.training.moe_pad_to_capacity = a.flag("moe_pad_expert_input_to_capacity");
+  if (a.text("moe_token_dispatcher_type", "") == "flex") r.training.moe_dispatcher = "flex";
 }
 
 double median_step_ms(const Log& log, const std::string& path) {
@@ -210,6 +236,7 @@ RunRecord log_record(const Log& log, const FileInput& file, const CalibrateReque
   r.training.precision = a.flag("bf16") ? "bf16" : a.flag("fp16") ? "fp16" : defaults.precision.value_or("fp32");
   set_layout(a, r);
   set_training_options(a, r);
+  set_moe_options(a, r);
   r.cluster.system = defaults.cluster.system;
   r.hardware.gpu = defaults.gpu;
   r.hardware.catalog = defaults.catalog;
