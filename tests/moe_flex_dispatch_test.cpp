@@ -90,6 +90,23 @@ TEST(MoeFlexDispatch, BadDispatcherIsAFieldError) {
   EXPECT_TRUE(test::contains(message, "alltoall or flex")) << message;
 }
 
+// A dense model routes nothing: the MoE options leave its step time as it is, and the estimate says so.
+TEST(MoeFlexDispatch, OnADenseModelTheOptionsChangeNothingAndSaySo) {
+  api::EstimateRequest dense;
+  dense.model.name_or_path = "llama-3.1-8b";
+  dense.cluster.system = "dgx-h100";
+  dense.cluster.nodes = 2;
+  dense.layout.tp = 8;
+  dense.training.global_batch = 32;
+  const api::EstimateResult plain = api::run(dense);
+  dense.training.moe_dispatcher = "flex";
+  dense.training.moe_capacity_factor = 1.0;
+  const api::EstimateResult given = api::run(dense);
+  EXPECT_DOUBLE_EQ(given.time.step_s, plain.time.step_s);
+  EXPECT_FALSE(test::any_contains(plain.memory.notes, "dense"));
+  EXPECT_TRUE(test::any_contains(given.memory.notes, "moe_capacity_factor, moe_dispatcher flex change nothing"));
+}
+
 TEST(MoeFlexDispatch, ReadFromMegatronAndNemo) {
   const std::string script = "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 256 --num-attention-heads 4 "
                              "--vocab-size 1000 --num-experts 8 --expert-model-parallel-size 2 ";

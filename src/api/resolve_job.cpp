@@ -1,5 +1,6 @@
 // The job of a request: training setup, layout, overheads and the usable memory of a GPU.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 #include <string_view>
@@ -242,6 +243,22 @@ void check_expert_degree(const ModelConfig& model, std::string_view field, std::
                    any_value ? "no expert tensor-parallel degree for a dense model" : "1 for a dense model");
 }
 
+namespace {
+
+// A dense model has no tokens to route: the MoE options change nothing, which the estimate says rather than
+// pricing them silently as nothing.
+void note_moe_options_unused(const ModelConfig& model, const TrainingConfig& t, std::vector<std::string>& notes) {
+  std::vector<std::string> given;
+  if (t.moe_capacity_factor > 0) given.emplace_back("moe_capacity_factor");
+  if (t.moe_pad_to_capacity) given.emplace_back("moe_pad_to_capacity");
+  if (t.moe_dispatcher != MoeDispatcher::alltoall) given.emplace_back(std::string("moe_dispatcher ") + to_string(t.moe_dispatcher));
+  if (t.moe_imbalance != 1.0) given.emplace_back("moe_imbalance");
+  if (given.empty()) return;
+  notes.push_back(fmt::format("{} is dense (no routed experts): {} change nothing", model.name, fmt::join(given, ", ")));
+}
+
+}  // namespace
+
 MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverrides& overrides,
                                    const std::optional<std::string>& params, const TrainingOptions& training,
                                    const LayoutOptions& layout, const HardwareOptions& hardware,
@@ -259,6 +276,7 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
     throw InputError("model", "(none)", "a catalog name, a config.json path, or params N");
   }
   in.training = resolve_training(training);
+  if (in.model && !in.model->is_moe()) note_moe_options_unused(*in.model, in.training, in.notes);
   in.layout = resolve_layout_options(layout);
   if (in.model) choose_pipeline_split(in.model->layers, in.layout, in.notes);
   in.overheads = resolve_overheads(hardware);
