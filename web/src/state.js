@@ -13,6 +13,8 @@ export const FIELDS = [
   { name: "precision", kind: "text", initial: "bf16" },
   { name: "optimizer", kind: "text", initial: "adam" },
   { name: "framework", kind: "text", initial: "megatron" },
+  { name: "moe_dispatcher", kind: "text", initial: "alltoall" },
+  { name: "moe_capacity_factor", kind: "text", initial: "" },
   { name: "tp", kind: "integer", initial: 8 },
   { name: "pp", kind: "integer", initial: 4 },
   { name: "vpp", kind: "integer", initial: 1 },
@@ -85,8 +87,13 @@ export function requestsFor(state) {
                       deadline: state.deadline.trim() || undefined, price: state.price.trim() || undefined };
     return requests;
   }
-  // The framework decides what a layout check prices and what a search may pick; sizing has its own defaults.
-  const framework = { framework: state.framework };
+  // The framework decides what a layout check prices and what a search may pick, and so do an MoE model's token
+  // dispatcher and capacity factor (empty: dropless; a factor that is not a number goes as typed, for the library to
+  // name); sizing has its own defaults.
+  const factor = state.moe_capacity_factor.trim();
+  const framework = { framework: state.framework, moe_dispatcher: state.moe_dispatcher,
+                      moe_capacity_factor: factor === "" ? undefined : Number.isFinite(Number(factor)) ? Number(factor)
+                        : factor };
   if (state.mode === "search") {
     requests.plan = { model, ...machines, ...training, ...framework, top: 5 };
   } else {

@@ -82,6 +82,14 @@ export const SCENARIOS = [
           ...withTraining({ "--global-batch": 64 }), ...layout({ pp: 1, attention: "flash" })],
   },
   {
+    name: "moe-flex",
+    query: { model: "mixtral-8x7b", nodes: 2, tp: 2, pp: 1, ep: 8, moe_dispatcher: "flex", moe_capacity_factor: "1.25",
+             seq_len: 4096, global_batch: 256 },
+    cli: ["estimate", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--nodes", "2",
+          ...withTraining({ "--seq-len": 4096, "--global-batch": 256 }), "--moe-dispatcher", "flex",
+          "--moe-capacity-factor", "1.25", ...layout({ tp: 2, pp: 1, ep: 8 })],
+  },
+  {
     name: "search",
     query: { mode: "search", model: "gpt3-175b", system: "dgx-a100", nodes: 32, seq_len: 2048, global_batch: 1024 },
     cli: ["plan", "--model", "gpt3-175b", "--system", "dgx-a100", "--nodes", "32",
