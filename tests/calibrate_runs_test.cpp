@@ -31,6 +31,15 @@ const std::string kValidation = std::string(GPUPLAN_TEST_DATA_DIR) + "/../../val
 
 api::FileInput file(const std::string& path) { return api::FileInput{path, read_file_text(path)}; }
 
+// The log with Megatron's argument line for `name` set to `value`, added where the block has none.
+void set_argument(api::FileInput& log, const std::string& name, const std::string& value) {
+  const std::string key = "  " + name + " ";
+  const auto at = log.text->find(key);
+  const std::string line = key + std::string(48 - key.size(), '.') + " " + value + "\n";
+  if (at == std::string::npos) log.text->insert(log.text->find("  accumulate_allreduce_grads_in_fp32"), line);
+  else log.text->replace(at, log.text->find('\n', at) + 1 - at, line);
+}
+
 std::vector<MeasuredRun> measured(const std::vector<api::detail::RunRecord>& records) {
   std::vector<MeasuredRun> runs;
   for (const auto& rec : records) runs.push_back({rec.label, api::detail::estimate_job_inputs(rec.request), rec.step_s});
@@ -205,16 +214,7 @@ TEST(CalibrateRuns, ReadsTheLogsGradientDtypeLossAndDropout) {
   api::CalibrateRequest defaults;
   defaults.cluster.system = "dgx-a100";
   api::FileInput log = file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
-  auto set = [&log](const std::string& name, const std::string& value) {
-    const std::string key = "  " + name + " ";
-    const auto at = log.text->find(key);
-    const std::string line = key + std::string(48 - key.size(), '.') + " " + value + "\n";
-    if (at == std::string::npos) {
-      log.text->insert(log.text->find("  accumulate_allreduce_grads_in_fp32"), line);
-    } else {
-      log.text->replace(at, log.text->find('\n', at) + 1 - at, line);
-    }
-  };
+  auto set = [&log](const std::string& name, const std::string& value) { set_argument(log, name, value); };
   set("attention_dropout", "0.0");
   set("hidden_dropout", "0.0");
   set("grad_reduce_in_bf16", "True");
@@ -238,13 +238,7 @@ TEST(CalibrateRuns, ReadsTheLogsFp16GradientsAndExpertOptions) {
   api::CalibrateRequest defaults;
   defaults.cluster.system = "dgx-a100";
   api::FileInput log = file(std::string(GPUPLAN_TEST_DATA_DIR) + "/runs/megatron-gpt-1.3b-tp2.log");
-  auto set = [&log](const std::string& name, const std::string& value) {
-    const std::string key = "  " + name + " ";
-    const auto at = log.text->find(key);
-    const std::string line = key + std::string(48 - key.size(), '.') + " " + value + "\n";
-    if (at == std::string::npos) log.text->insert(log.text->find("  accumulate_allreduce_grads_in_fp32"), line);
-    else log.text->replace(at, log.text->find('\n', at) + 1 - at, line);
-  };
+  auto set = [&log](const std::string& name, const std::string& value) { set_argument(log, name, value); };
   auto request = [&] { return api::detail::read_runs(log, defaults).at(0).request; };
   set("expert_tensor_parallel_size", "2");
   set("moe_token_dispatcher_type", "allgather");
