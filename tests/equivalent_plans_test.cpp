@@ -52,7 +52,8 @@ void expect_each_layout_once(const std::string& job) {
 }  // namespace equivalent_plans_test
 
 TEST(EquivalentPlans, RecomputedLayerCountsAreOneRow) {
-  equivalent_plans_test::expect_each_layout_once("--model llama-3.1-70b --system dgx-h100 --gpus 64 --seq-len 8192 --global-batch 256");
+  equivalent_plans_test::expect_each_layout_once(
+      "--model llama-3.1-70b --system dgx-h100 --gpus 64 --seq-len 8192 --global-batch 256");
   const std::string job = "--model qwen3-30b-a3b --system dgx-h100 --gpus 32 --seq-len 4096 --global-batch 512";
   equivalent_plans_test::expect_each_layout_once(job);
   // The first plan recomputes part of its stage; one layer fewer does not fit, so its count is the fewest.
@@ -69,8 +70,8 @@ TEST(EquivalentPlans, RecomputedLayerCountsAreOneRow) {
     if (flag == "micro_batch") flag = "micro-batch";
     layout += " --" + flag + " " + std::to_string(best.at(degree).get<int>());
   }
-  const auto fewer =
-      run_cli("estimate " + job + layout + " --recompute full --recompute-layers " + std::to_string(layers - 1) + " --json");
+  const auto fewer = run_cli("estimate " + job + layout + " --recompute full --recompute-layers " +
+                             std::to_string(layers - 1) + " --json");
   ASSERT_EQ(fewer.status, 0) << fewer.err;
   EXPECT_FALSE(nlohmann::json::parse(fewer.out).at("memory").at("fits").get<bool>());
 }

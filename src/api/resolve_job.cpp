@@ -251,10 +251,12 @@ void note_moe_options_unused(const ModelConfig& model, const TrainingConfig& t, 
   std::vector<std::string> given;
   if (t.moe_capacity_factor > 0) given.emplace_back("moe_capacity_factor");
   if (t.moe_pad_to_capacity) given.emplace_back("moe_pad_to_capacity");
-  if (t.moe_dispatcher != MoeDispatcher::alltoall) given.emplace_back(std::string("moe_dispatcher ") + to_string(t.moe_dispatcher));
+  if (t.moe_dispatcher != MoeDispatcher::alltoall)
+    given.emplace_back(std::string("moe_dispatcher ") + to_string(t.moe_dispatcher));
   if (t.moe_imbalance != 1.0) given.emplace_back("moe_imbalance");
   if (given.empty()) return;
-  notes.push_back(fmt::format("{} is dense (no routed experts): {} change nothing", model.name, fmt::join(given, ", ")));
+  notes.push_back(
+      fmt::format("{} is dense (no routed experts): {} change nothing", model.name, fmt::join(given, ", ")));
 }
 
 }  // namespace

@@ -478,11 +478,12 @@ class Worker {
 
   void push(Candidate&& c) {
     // All variants of a layout come from one work item, so one worker sees every member of a group.
-    if (top.size() < k_ || c.score <= top.back().score)
-      for (Candidate& kept : top) {
+    if (top.size() < k_ || c.score <= top.back().score) {
+      for (Candidate& kept : top)
         if (equivalent(kept, c)) return join(kept, std::move(c));
+      for (Candidate& kept : top)
         if (recompute_count_siblings(kept, c)) return keep_better(kept, std::move(c));
-      }
+    }
     if (top.size() == k_ && !better(c, top.back())) return;
     top.insert(std::upper_bound(top.begin(), top.end(), c, better), std::move(c));
     if (top.size() > k_) top.pop_back();

@@ -139,8 +139,8 @@ describe("bad input", () => {
       query: { framework: "torchtitan", attention_backend: "flash", tp: 1, pp: 1, zero: 3, sequence_parallel: 0 },
       field: "attention_backend", message: /flash with torchtitan/ },
     { name: "ZeRO-1 under torchtitan", query: { framework: "torchtitan" }, field: "zero", message: /no ZeRO-1/ },
-    { name: "an MoE capacity factor that is not a number", query: { model: "mixtral-8x7b", moe_capacity_factor: "lots" },
-      field: "moe_capacity_factor", message: /lots/ },
+    { name: "an MoE capacity factor that is not a number",
+      query: { model: "mixtral-8x7b", moe_capacity_factor: "lots" }, field: "moe_capacity_factor", message: /lots/ },
   ];
   for (const c of cases) {
     test(`${c.name}: the library's message beside the field`, async () => {
