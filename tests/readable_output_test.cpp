@@ -178,3 +178,14 @@ TEST(ReadableOutput, SizeNounsAgreeWithTheirNumbers) {
   expect_lacks(r.out, "1 sequences");
   expect_lacks(r.out, "1 searches");
 }
+
+// A term a newcomer would not guess gets a line beneath the breakdown: the experts' dispatch and combine, where an
+// MoE layout pays for them, and not where nothing is routed.
+TEST(ReadableOutput, TheExpertExchangeIsExplainedWhereItIsPaid) {
+  const auto moe = run_cli("estimate --model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --ep 8");
+  ASSERT_EQ(moe.status, 0) << moe.err;
+  expect_contains(moe.out, "  ep_comm: each MoE layer's token dispatch and combine over the expert-parallel group");
+  const auto dense = run_cli("estimate --model llama-3.1-8b --system dgx-h100 --nodes 1 --tp 8");
+  ASSERT_EQ(dense.status, 0) << dense.err;
+  expect_lacks(dense.out, "ep_comm");
+}
