@@ -43,10 +43,21 @@ TEST(MoeDroplessWarning, ThePublishedRunIsSlowerThanPredictedAndWarned) {
   EXPECT_TRUE(warns_dropless(api::run(nemo)));
 }
 
-TEST(MoeDroplessWarning, NotWithACapacityFactorOrADenseModel) {
+// Dropping tokens without padding still synchronizes (token_dispatcher.py: "Token drop but no pad. A
+// synchronization is needed before the first permutation"); padding every expert to its capacity does not, and a
+// dense model routes nothing.
+TEST(MoeDroplessWarning, WarnedUnlessPaddedToCapacity) {
+  auto warns = [](const api::EstimateResult& e, const std::string& kind) {
+    for (const std::string& w : e.throughput.warnings)
+      if (w.find(kind + " under Megatron-Core: the host synchronizes") != std::string::npos) return true;
+    return false;
+  };
   api::EstimateRequest capped = qwen3_on_b200();
   capped.training.moe_capacity_factor = 1.0;
+  EXPECT_TRUE(warns(api::run(capped), "MoE dropping tokens without padding"));
+  capped.training.moe_pad_to_capacity = true;
   EXPECT_FALSE(warns_dropless(api::run(capped)));
+  EXPECT_FALSE(warns(api::run(capped), "MoE dropping tokens without padding"));
   api::EstimateRequest dense = qwen3_on_b200();
   dense.model.name_or_path = "qwen3-8b";
   dense.layout.ep = 1;

@@ -27,21 +27,26 @@ std::optional<std::string> mfu_warning(const StepEstimate& e, const GpuSpec& gpu
       source == gpu.field_sources.end() ? "catalog" : source->second);
 }
 
-// Megatron-Core's dropless MoE brings each layer's tokens per expert to the host (the all-to-all's splits and
-// Transformer Engine's GroupedLinear m_splits are host lists), so the host cannot run ahead of the GPU, and a MoE
-// layer's host work (router, dispatcher, one launch per local expert and GEMM) is priced only by its kernel count.
-// NeMo 25.11's published dropless runs (docs/estimate.md) ran slower than predicted, later releases faster; with a
-// capacity factor neither the synchronization nor the warning applies.
-std::optional<std::string> dropless_moe_warning(const MemoryInputs& in) {
-  if (!in.model || !in.model->is_moe() || in.training.moe_capacity_factor > 0) return std::nullopt;
+// Megatron-Core's MoE brings each layer's token counts to the host unless every expert is padded to its capacity
+// (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher.preprocess): dropless, the
+// all-to-all's input and output splits ("before_ep_alltoall"); dropping tokens without padding, the permutation's
+// token count ("before_permutation_1"); DeepEP's dispatch returns its received counts as a host list. So the host
+// cannot run ahead of the GPU, and a MoE layer's host work (router, dispatcher, one launch per local expert and
+// GEMM) is priced only by its kernel count. NeMo 25.11's published dropless runs (docs/estimate.md) ran slower than
+// predicted, later releases faster.
+std::optional<std::string> moe_host_sync_warning(const MemoryInputs& in) {
+  if (!in.model || !in.model->is_moe() || in.training.moe_pad_to_capacity) return std::nullopt;
   if (!runs_megatron_core(in.layout.framework)) return std::nullopt;
-  return std::string(
-      "dropless MoE under Megatron-Core: the host synchronizes with the GPU in every MoE layer and the layer's host "
-      "work is priced only by its kernels; NeMo 25.11's published dropless runs (Qwen3-30B-A3B, Qwen3-235B-A22B, "
+  const bool dropless = !(in.training.moe_capacity_factor > 0);
+  return fmt::format(
+      "{} under Megatron-Core: the host synchronizes with the GPU in every MoE layer ({}) and the layer's host work "
+      "is priced only by its kernels; NeMo 25.11's published dropless runs (Qwen3-30B-A3B, Qwen3-235B-A22B, "
       "DeepSeek-V3 on H100, B200 and GB200) took 1.2 to 2.3x the time this model predicts, later releases with CUDA "
       "graphs and HybridEP ran faster (docs/estimate.md): for MoE the step time depends on the release and the "
-      "dispatcher more than this model knows (a capacity factor, --moe-capacity-factor, removes the "
-      "synchronization)");
+      "dispatcher more than this model knows (padding every expert to its capacity, --moe-capacity-factor with "
+      "--moe-pad-to-capacity, removes the synchronization)",
+      dropless ? "dropless MoE" : "MoE dropping tokens without padding",
+      dropless ? "for the token counts the dispatch needs" : "for the count of tokens kept");
 }
 }  // namespace
 
@@ -50,7 +55,7 @@ ThroughputReport throughput_report(const StepEstimate& e, const EstimateInputs& 
                        e.mfu,          e.hfu,                  e.peak_tflops,          kFlopConvention,
                        e.mfu_causal,   e.hfu_causal,           {}};
   if (auto w = mfu_warning(e, in.gpu)) out.warnings.push_back(std::move(*w));
-  if (auto w = dropless_moe_warning(in.memory)) out.warnings.push_back(std::move(*w));
+  if (auto w = moe_host_sync_warning(in.memory)) out.warnings.push_back(std::move(*w));
   return out;
 }
 
