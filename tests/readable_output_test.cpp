@@ -189,3 +189,17 @@ TEST(ReadableOutput, TheExpertExchangeIsExplainedWhereItIsPaid) {
   ASSERT_EQ(dense.status, 0) << dense.err;
   expect_lacks(dense.out, "ep_comm");
 }
+
+// A warning that every plan carries is said once above the list, not under each of them.
+TEST(ReadableOutput, APlanWarningSharedByEveryPlanIsSaidOnce) {
+  const auto plan = run_cli("plan --model qwen3-30b-a3b --system dgx-h100 --gpus 32 --seq-len 4096 "
+                            "--global-batch 512 --top 3 --threads 1");
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  std::size_t count = 0;
+  for (auto at = plan.out.find("dropless MoE under Megatron-Core"); at != std::string::npos;
+       at = plan.out.find("dropless MoE under Megatron-Core", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << plan.out;
+  expect_contains(plan.out, "Warning (every plan below): dropless MoE under Megatron-Core");
+  expect_lacks(plan.out, "   warning: dropless MoE");
+}

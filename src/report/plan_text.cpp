@@ -2,6 +2,10 @@
 // step time changes with each choice.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "report/launch_text.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
@@ -47,7 +51,20 @@ std::string difference(const PlanLayout& from, const PlanLayout& to) {
   return out;
 }
 
-std::string plan_text(const PlanReport& p, int rank) {
+// Warnings every plan carries (the MoE host synchronization, say): said once above the list, not under each plan.
+std::vector<std::string> shared_warnings(const std::vector<PlanReport>& plans) {
+  std::vector<std::string> shared;
+  if (plans.empty()) return shared;
+  for (const std::string& w : plans.front().throughput.warnings) {
+    auto carries = [&w](const PlanReport& p) {
+      return std::find(p.throughput.warnings.begin(), p.throughput.warnings.end(), w) != p.throughput.warnings.end();
+    };
+    if (std::all_of(plans.begin(), plans.end(), carries)) shared.push_back(w);
+  }
+  return shared;
+}
+
+std::string plan_text(const PlanReport& p, int rank, const std::vector<std::string>& shared) {
   std::string out = fmt::format("#{} {}\n", rank, layout_line(p.layout));
   if (!p.equivalents.empty()) {
     std::string others;
@@ -68,7 +85,9 @@ std::string plan_text(const PlanReport& p, int rank) {
   for (const auto& [name, t] : p.time.breakdown)
     if (t > 0) terms += fmt::format("  {} {:.3f}", name, t);
   out += fmt::format("   time (s):{}\n", terms);
-  for (const auto& warning : p.throughput.warnings) out += fmt::format("   warning: {}\n", warning);
+  for (const auto& warning : p.throughput.warnings)
+    if (std::find(shared.begin(), shared.end(), warning) == shared.end())
+      out += fmt::format("   warning: {}\n", warning);
   out += fmt::format("   reproduce: {}\n\n", p.command);
   return out;
 }
@@ -154,8 +173,11 @@ std::string to_text(const PlanResult& r) {
   if (!r.plans.empty()) out += detail::framework_text(r.plans.front().memory.framework);
   const std::string launch = detail::launch_read_text(r.launch_config) + detail::launch_files_text(r.launch_files, r.launch_written);
   if (r.plans.empty()) return out + nothing_fits(r) + launch;
+  const std::vector<std::string> shared = shared_warnings(r.plans);
+  for (const auto& w : shared)
+    out += fmt::format("Warning ({}): {}\n\n", r.plans.size() > 1 ? "every plan below" : "the plan below", w);
   int rank = 0;
-  for (const PlanReport& p : r.plans) out += plan_text(p, ++rank);
+  for (const PlanReport& p : r.plans) out += plan_text(p, ++rank, shared);
   return out + explanation(r) + baseline_text(r) + launch;
 }
 
