@@ -201,3 +201,24 @@ TEST(SizeCli, WritesTheChart) {
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
   EXPECT_NE(svg.find("polyline"), std::string::npos);
 }
+
+// The MoE host synchronization that no point's step time prices is said once for the sweep, and only for a job
+// that has it: not for a dense model, and not once every expert is padded to its capacity.
+TEST(SizeSweep, TheMoeHostSynchronizationIsWarnedOnce) {
+  auto moe_warnings = [](const api::SizeResult& r) {
+    int n = 0;
+    for (const std::string& w : r.warnings)
+      n += w.find("under Megatron-Core: the host synchronizes") != std::string::npos ? 1 : 0;
+    return n;
+  };
+  api::SizeRequest moe = small_sweep();
+  moe.model.name_or_path = "qwen3-30b-a3b";
+  moe.systems = {"dgx-h100"};
+  moe.price = "dgx-h100=2.5";
+  moe.nodes = "2:4";
+  EXPECT_EQ(moe_warnings(api::run(moe)), 1);
+  moe.training.moe_capacity_factor = 1.0;
+  moe.training.moe_pad_to_capacity = true;
+  EXPECT_EQ(moe_warnings(api::run(moe)), 0);
+  EXPECT_EQ(moe_warnings(api::run(small_sweep())), 0);
+}

@@ -21,8 +21,12 @@ TimeReport time_report(const StepEstimate& estimate);
 std::optional<std::string> sequence_warning(const ModelConfig& model, std::int64_t seq_len);
 // What in a job looks wrong without being an error.
 std::vector<std::string> job_warnings(const MemoryInputs& in);
-// Throughput and MFU, with a warning when the MFU is above the best published for the GPU, and one for the
-// dropless MoE layers whose host synchronization is not priced.
+// MoE layers under Megatron-Core whose host synchronization is not priced (all but those padded to capacity): the
+// warning, or none.
+std::optional<std::string> moe_host_sync_warning(const ModelConfig& model, const TrainingConfig& training,
+                                                 Framework framework);
+// Throughput and MFU, with a warning when the MFU is above the best published for the GPU, and
+// moe_host_sync_warning's.
 ThroughputReport throughput_report(const StepEstimate& estimate, const EstimateInputs& in);
 
 }  // namespace gpuplan::api::detail

@@ -17,6 +17,7 @@
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
 #include "size/sizing.hpp"
+#include "util/choices.hpp"
 
 namespace gpuplan::api {
 
@@ -60,6 +61,10 @@ SizeSweep sweep_of(const SizeRequest& r) {
   const ModelConfig model = detail::resolve_model(r.model, r.overrides);
   s.model = model.name;
   if (auto w = detail::sequence_warning(model, r.training.seq_len)) s.warnings.push_back(std::move(*w));
+  // Every point's step time leaves out the same MoE host synchronization: said once for the sweep.
+  const Framework framework = choices::parse(choices::kFramework, r.training.framework, "training.framework");
+  if (auto w = detail::moe_host_sync_warning(model, detail::resolve_training(r.training), framework))
+    s.warnings.push_back(std::move(*w));
   s.tokens = parse_count(*r.tokens, "tokens");
   if (!(s.tokens >= 1)) throw InputError("tokens", *r.tokens, "at least one token");
   s.catalog = detail::resolve_catalog(r.catalog, "catalog");

@@ -27,6 +27,8 @@ std::optional<std::string> mfu_warning(const StepEstimate& e, const GpuSpec& gpu
       source == gpu.field_sources.end() ? "catalog" : source->second);
 }
 
+}  // namespace
+
 // Megatron-Core's MoE brings each layer's token counts to the host unless every expert is padded to its capacity
 // (megatron/core/transformer/moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher.preprocess): dropless, the
 // all-to-all's input and output splits ("before_ep_alltoall"); dropping tokens without padding, the permutation's
@@ -34,10 +36,10 @@ std::optional<std::string> mfu_warning(const StepEstimate& e, const GpuSpec& gpu
 // cannot run ahead of the GPU, and a MoE layer's host work (router, dispatcher, one launch per local expert and
 // GEMM) is priced only by its kernel count. NeMo 25.11's published dropless runs (docs/estimate.md) ran slower than
 // predicted, later releases faster.
-std::optional<std::string> moe_host_sync_warning(const MemoryInputs& in) {
-  if (!in.model || !in.model->is_moe() || in.training.moe_pad_to_capacity) return std::nullopt;
-  if (!runs_megatron_core(in.layout.framework)) return std::nullopt;
-  const bool dropless = !(in.training.moe_capacity_factor > 0);
+std::optional<std::string> moe_host_sync_warning(const ModelConfig& model, const TrainingConfig& training,
+                                                 Framework framework) {
+  if (!model.is_moe() || training.moe_pad_to_capacity || !runs_megatron_core(framework)) return std::nullopt;
+  const bool dropless = !(training.moe_capacity_factor > 0);
   return fmt::format(
       "{} under Megatron-Core: the host synchronizes with the GPU in every MoE layer ({}) and the layer's host work "
       "is priced only by its kernels; NeMo 25.11's published dropless runs (Qwen3-30B-A3B, Qwen3-235B-A22B, "
@@ -48,14 +50,16 @@ std::optional<std::string> moe_host_sync_warning(const MemoryInputs& in) {
       dropless ? "dropless MoE" : "MoE dropping tokens without padding",
       dropless ? "for the token counts the dispatch needs" : "for the count of tokens kept");
 }
-}  // namespace
 
 ThroughputReport throughput_report(const StepEstimate& e, const EstimateInputs& in) {
   ThroughputReport out{e.tokens_per_s, e.tokens_per_s_per_gpu, e.model_tflops_per_gpu, e.hardware_tflops_per_gpu,
                        e.mfu,          e.hfu,                  e.peak_tflops,          kFlopConvention,
                        e.mfu_causal,   e.hfu_causal,           {}};
   if (auto w = mfu_warning(e, in.gpu)) out.warnings.push_back(std::move(*w));
-  if (auto w = moe_host_sync_warning(in.memory)) out.warnings.push_back(std::move(*w));
+  const MemoryInputs& job = in.memory;
+  if (job.model)
+    if (auto w = moe_host_sync_warning(*job.model, job.training, job.layout.framework))
+      out.warnings.push_back(std::move(*w));
   return out;
 }
 

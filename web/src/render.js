@@ -145,6 +145,7 @@ function sizeSection(size) {
                                   "layout"].map((h) => el("th", { scope: "col" }, h)));
   return section("size", `Sizing ${size.job.model} for ${count(size.job.tokens)} tokens`,
     el("ul", { class: "why" }, size.headlines.map((h) => el("li", {}, el("strong", {}, `${h.question}: `), h.answer))),
+    size.warnings.length ? el("ul", { class: "warnings" }, size.warnings.map((w) => el("li", {}, w))) : null,
     chart,
     el("div", { class: "table-scroll" }, el("table", { class: "size-points" }, el("thead", {}, header), el("tbody", {}, rows))),
     el("p", { class: "small" }, "* on the time-versus-cost front; hover a row for its reproducing command."),
