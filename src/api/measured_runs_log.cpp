@@ -15,6 +15,7 @@
 #include "api/resolve.hpp"
 #include "framework/reading.hpp"
 #include "gpuplan/error.hpp"
+#include "util/choices.hpp"
 #include "util/from_chars.hpp"
 #include "util/json_text.hpp"
 
@@ -206,7 +207,8 @@ void set_moe_options(const Arguments& a, EstimateRequest& r) {
   if (a.has("moe_expert_capacity_factor"))
     r.training.moe_capacity_factor = a.positive_number("moe_expert_capacity_factor");
   r.training.moe_pad_to_capacity = a.flag("moe_pad_expert_input_to_capacity");
-  if (a.text("moe_token_dispatcher_type", "") == "flex") r.training.moe_dispatcher = "flex";
+  const std::string dispatcher = a.text("moe_token_dispatcher_type", "");
+  if (choices::find(choices::kMoeDispatcher, dispatcher) != nullptr) r.training.moe_dispatcher = dispatcher;
 }
 
 double median_step_ms(const Log& log, const std::string& path) {
