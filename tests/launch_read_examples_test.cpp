@@ -160,6 +160,8 @@ TEST(MegatronExamples, DeepSeekV3FsdpBranchAndItsModel) {
   EXPECT_EQ(m.moe.expert_ffn_hidden, 2048);
   EXPECT_EQ(m.moe.shared_expert_ffn_hidden, 2048);
   EXPECT_EQ(m.moe.top_k, 8);
+  EXPECT_EQ(m.moe.router_groups, 8);          // --moe-router-num-groups 8
+  EXPECT_EQ(m.moe.router_groups_chosen, 4);   // --moe-router-group-topk 4
   EXPECT_TRUE(mentions(c.not_understood, "--mtp-num-layers"));   // multi-token prediction is not modelled
 }
 

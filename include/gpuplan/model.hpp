@@ -17,6 +17,10 @@ enum class QkNorm { none, per_head, full };     // per_head: one head_dim-wide n
 struct MoeConfig {
   std::int64_t routed_experts = 0;              // 0 means a dense model
   std::int64_t top_k = 0;                       // routed experts each token uses
+  // Group-limited routing (DeepSeek's device- and node-limited routing): the experts form router_groups equal
+  // blocks and a token's top_k come from router_groups_chosen of them (1 and 1: any experts).
+  std::int64_t router_groups = 1;               // Hugging Face n_group, Megatron-LM --moe-router-num-groups
+  std::int64_t router_groups_chosen = 1;        // topk_group, --moe-router-group-topk
   std::int64_t expert_ffn_hidden = 0;           // FFN width of one routed expert
   std::int64_t shared_experts = 0;              // experts every token uses (DeepSeek, Qwen2-MoE)
   std::int64_t shared_expert_ffn_hidden = 0;    // FFN width of one shared expert

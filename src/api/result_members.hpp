@@ -14,7 +14,8 @@ namespace gpuplan::api::detail {
 
 // gpuplan model
 GPUPLAN_MEMBERS(MoeSummary, member("routed_experts", &T::routed_experts), member("top_k", &T::top_k),
-                member("expert_ffn_hidden", &T::expert_ffn_hidden), member("shared_experts", &T::shared_experts));
+                member("expert_ffn_hidden", &T::expert_ffn_hidden), member("shared_experts", &T::shared_experts),
+                member("router_groups", &T::router_groups), member("router_groups_chosen", &T::router_groups_chosen));
 GPUPLAN_MEMBERS(MlaSummary, member("q_lora_rank", &T::q_lora_rank), member("kv_lora_rank", &T::kv_lora_rank),
                 member("qk_nope_head_dim", &T::qk_nope_head_dim), member("qk_rope_head_dim", &T::qk_rope_head_dim),
                 member("v_head_dim", &T::v_head_dim));

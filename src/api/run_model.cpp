@@ -50,7 +50,8 @@ Architecture architecture(const ModelConfig& m) {
   a.positions = positions_name(m.positions);
   a.tied_embeddings = m.tied_embeddings;
   if (m.is_moe())
-    a.moe = MoeSummary{m.moe.routed_experts, m.moe.top_k, m.moe.expert_ffn_hidden, m.moe.shared_experts};
+    a.moe = MoeSummary{m.moe.routed_experts,  m.moe.top_k,         m.moe.expert_ffn_hidden,
+                       m.moe.shared_experts,  m.moe.router_groups, m.moe.router_groups_chosen};
   if (m.mla.enabled)
     a.mla = MlaSummary{m.mla.q_lora_rank, m.mla.kv_lora_rank, m.mla.qk_nope_head_dim, m.mla.qk_rope_head_dim,
                        m.mla.v_head_dim};

@@ -89,6 +89,10 @@ void expert_flags(const ModelConfig& m, MoeDispatcher dispatcher, Flags& f) {
   else if (m.moe.layer_freq > 1)
     f.emplace_back("--moe-layer-freq", std::to_string(m.moe.layer_freq));
   if (m.moe.router_bias) f.emplace_back("--moe-router-enable-expert-bias", "");
+  if (m.moe.router_groups > 1) {
+    f.emplace_back("--moe-router-num-groups", std::to_string(m.moe.router_groups));
+    f.emplace_back("--moe-router-group-topk", std::to_string(m.moe.router_groups_chosen));
+  }
   f.emplace_back("--moe-grouped-gemm", "");
   // flex runs DeepEP (--moe-flex-dispatcher-backend, deepep by default): it needs the package installed.
   f.emplace_back("--moe-token-dispatcher-type", to_string(dispatcher));

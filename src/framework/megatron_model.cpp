@@ -29,12 +29,12 @@ constexpr std::array<KnownTokenizer, 6> kTokenizers = {{
     {"mistralai/Mixtral-8x7B-v0.1", 32000},
 }};
 
-constexpr std::array<std::string_view, 18> kIntegerArgs = {
+constexpr std::array<std::string_view, 20> kIntegerArgs = {
     "num_layers",     "hidden_size",          "ffn_hidden_size",      "num_attention_heads",
     "num_query_groups", "kv_channels",        "max_position_embeddings", "q_lora_rank",
     "kv_lora_rank",   "qk_head_dim",          "qk_pos_emb_head_dim",  "v_head_dim",
     "num_experts",    "moe_router_topk",      "moe_ffn_hidden_size",  "moe_shared_expert_intermediate_size",
-    "padded_vocab_size", "vocab_size"};
+    "moe_router_num_groups", "moe_router_group_topk", "padded_vocab_size", "vocab_size"};
 constexpr std::array<std::string_view, 8> kFlagArgs = {
     "group_query_attention", "swiglu", "untie_embeddings_and_output_weights", "add_bias_linear", "add_qkv_bias",
     "qk_layernorm", "multi_latent_attention", "moe_router_enable_expert_bias"};

@@ -126,7 +126,14 @@ void read_deepseek(const HfConfigReader& r, const std::string& type, ModelConfig
   m.moe.first_dense_layers = r.integer({"first_k_dense_replace"}, 0);
   m.moe.layer_freq = r.integer({"moe_layer_freq"}, 1);
   // V3's noaux_tc routing adds e_score_correction_bias, one value per routed expert.
-  m.moe.router_bias = type == "deepseek_v3" || r.string("topk_method", "") == "noaux_tc";
+  const std::string topk_method = r.string("topk_method", "");
+  m.moe.router_bias = type == "deepseek_v3" || topk_method == "noaux_tc";
+  // V2's group_limited_greedy and V3's routing first pick topk_group of n_group expert groups; V2's greedy
+  // routing ignores the groups (modeling_deepseek.py, MoEGate).
+  if (type == "deepseek_v3" || topk_method == "noaux_tc" || topk_method == "group_limited_greedy") {
+    m.moe.router_groups = r.is_null("n_group") ? 1 : r.integer({"n_group"}, 1);
+    m.moe.router_groups_chosen = r.is_null("topk_group") ? 1 : r.integer({"topk_group"}, 1);
+  }
 }
 
 }  // namespace gpuplan::detail

@@ -62,6 +62,8 @@ void read_experts(const HfConfigReader& r, ModelConfig& m) {
   m.moe.first_dense_layers = r.integer({"moe_first_dense_layers"}, 0);
   m.moe.layer_freq = r.integer({"moe_layer_freq"}, 1);
   m.moe.router_bias = r.boolean("moe_router_enable_expert_bias", false);
+  m.moe.router_groups = r.integer({"moe_router_num_groups"}, 1);
+  m.moe.router_groups_chosen = r.integer({"moe_router_group_topk"}, 1);
 }
 
 }  // namespace

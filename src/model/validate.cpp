@@ -57,6 +57,21 @@ void validate_attention(const ModelConfig& m, const Checker& c) {
     c.fail("kv_heads", fmt::format("{} (does not divide heads {})", m.kv_heads, m.heads), "a divisor of heads");
 }
 
+// Megatron-Core's group_limited_topk views the scores as (groups, experts / groups) and takes top_k of the chosen
+// groups' experts.
+void validate_router_groups(const MoeConfig& e, const Checker& c) {
+  c.range("router_groups", e.router_groups, 1, e.routed_experts);
+  if (e.routed_experts % e.router_groups != 0)
+    c.fail("router_groups", fmt::format("{} (does not divide the {} experts)", e.router_groups, e.routed_experts),
+           "a divisor of the routed experts");
+  c.range("router_groups_chosen", e.router_groups_chosen, 1, e.router_groups);
+  const std::int64_t reachable = e.router_groups_chosen * (e.routed_experts / e.router_groups);
+  if (e.top_k > reachable)
+    c.fail("router_groups_chosen",
+           fmt::format("{} (its groups hold {} experts, fewer than top_k {})", e.router_groups_chosen, reachable, e.top_k),
+           "enough groups to hold top_k experts");
+}
+
 void validate_moe(const ModelConfig& m, const Checker& c) {
   const auto& e = m.moe;
   c.range("experts", e.routed_experts, 0, kMaxExperts);
@@ -71,6 +86,7 @@ void validate_moe(const ModelConfig& m, const Checker& c) {
   c.range("first_dense_layers", e.first_dense_layers, 0, m.layers);
   c.range("layer_freq", e.layer_freq, 1, kMaxLayers);
   for (std::int64_t id : e.dense_layer_ids) c.range("dense_layer_ids", id, 0, m.layers - 1);
+  validate_router_groups(e, c);
 }
 
 bool has_dense_layer(const ModelConfig& m) {

@@ -108,12 +108,4 @@ void set_attention_calls(const Layout& l, MicrobatchShape& s) {
 }
 }  // namespace
 
-double expected_remote_nodes(double experts, double top_k, double nodes) {
-  if (nodes <= 1) return 0;
-  const double elsewhere = experts - experts / nodes;   // the experts not on one given node
-  double none_there = 1;   // the top_k drawn without replacement all among `elsewhere`
-  for (double i = 0; i < top_k; ++i) none_there *= std::max(0.0, elsewhere - i) / (experts - i);
-  return (nodes - 1) * (1 - none_there);
-}
-
 }  // namespace gpuplan::perf

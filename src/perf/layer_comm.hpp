@@ -7,6 +7,7 @@
 #include "gpuplan/estimate.hpp"
 #include "model/param_parts.hpp"
 #include "perf/layer_cost.hpp"
+#include "perf/moe_routing.hpp"
 
 namespace gpuplan::perf {
 
@@ -124,11 +125,6 @@ void tp_layer_comm(const MicrobatchShape& s, double act_bytes, double attention_
   out.tp_moe_backward_async_s = moe_dense_mlp ? out.tp_backward_async_s : attention_gather + attention_scatter;
 }
 
-// The other nodes one token's routed experts are on, in expectation: its top_k experts are distinct and, with
-// balanced routing, any top_k of the `experts`, spread evenly over `nodes`; one node holds none of them with
-// probability C(experts - experts / nodes, top_k) / C(experts, top_k).
-double expected_remote_nodes(double experts, double top_k, double nodes);
-
 // One dispatch (or combine) of Megatron-Core's flex dispatcher, DeepEP's or HybridEP's kernels: a token crosses once
 // to each other node its experts are on, through its rank's own NIC to the rank of the same local index there
 // (DeepEP: "forwarding from NVLink to RDMA"), and NVLink carries the copies to the experts' ranks inside each
@@ -138,8 +134,7 @@ template <class Price>
 double flex_dispatch_s(const ModelConfig& m, double copies_bytes, const GroupPlacement& ep, Price&& price) {
   if (ep.ranks_per_node >= ep.ranks) return price(Collective::alltoall, copies_bytes, ep);
   const std::int64_t nodes = (ep.ranks + ep.ranks_per_node - 1) / ep.ranks_per_node;
-  const double remote = expected_remote_nodes(static_cast<double>(m.moe.routed_experts),
-                                              static_cast<double>(m.moe.top_k), static_cast<double>(nodes));
+  const double remote = expected_remote_nodes(m.moe, static_cast<double>(nodes));
   // A rank sends `remote` of each token's top_k copies out; the all-to-all over one rank per node counts its whole
   // buffer, of which each rank sends (nodes - 1) / nodes.
   const double node_count = static_cast<double>(nodes);

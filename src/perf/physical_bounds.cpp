@@ -128,8 +128,7 @@ double layer_bytes(const NetworkJob& j, const memory::StageParams& sp) {
     double crossing = node_bytes(Collective::alltoall, routed, ep);
     if (tr.moe_dispatcher == MoeDispatcher::flex && ep.nodes > 1) {
       // DeepEP / HybridEP: a token comes in once from each other node that routed it here.
-      const double remote = perf::expected_remote_nodes(static_cast<double>(m.moe.routed_experts),
-                                                        static_cast<double>(m.moe.top_k), ep.nodes);
+      const double remote = perf::expected_remote_nodes(m.moe, ep.nodes);
       crossing = ep.per_node * ep.groups_per_node * routing * kept * remote * static_cast<double>(m.hidden) * e;
     }
     total += static_cast<double>(sp.moe_layers) * 4 * crossing;

@@ -33,10 +33,14 @@ std::string architecture_text(const ModelResult& r) {
   }
   out += fmt::format("  mlp: {} ({}), FFN {}; {}; {} positions; {} embeddings\n", a.mlp, a.activation, a.ffn_hidden,
                      a.norm, a.positions, a.tied_embeddings ? "tied" : "untied");
-  if (a.moe)
-    out += fmt::format("  experts: {} routed (top {}), FFN {}; {} shared; {} dense + {} MoE layers\n",
-                       a.moe->routed_experts, a.moe->top_k, a.moe->expert_ffn_hidden, a.moe->shared_experts,
+  if (a.moe) {
+    const std::string groups = a.moe->router_groups > 1 ? fmt::format(" from {} of {} groups", a.moe->router_groups_chosen,
+                                                                      a.moe->router_groups)
+                                                        : "";
+    out += fmt::format("  experts: {} routed (top {}{}), FFN {}; {} shared; {} dense + {} MoE layers\n",
+                       a.moe->routed_experts, a.moe->top_k, groups, a.moe->expert_ffn_hidden, a.moe->shared_experts,
                        r.params.dense_layers, r.params.moe_layers);
+  }
   return out;
 }
 

@@ -31,6 +31,7 @@ using NamedSeconds = std::vector<std::pair<std::string, double>>;
 
 struct MoeSummary {
   std::int64_t routed_experts = 0, top_k = 0, expert_ffn_hidden = 0, shared_experts = 0;
+  std::int64_t router_groups = 1, router_groups_chosen = 1;   // group-limited routing: top_k from chosen of groups
 };
 struct MlaSummary {
   std::int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
