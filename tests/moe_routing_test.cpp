@@ -163,6 +163,17 @@ TEST(MoeRouting, GroupsThatCannotRouteAreFieldErrors) {
   EXPECT_TRUE(test::contains(message, "fewer than top_k 8")) << message;
 }
 
+TEST(MoeRouting, AnotherExpertCountRoutesWithoutTheGroups) {
+  api::ModelRequest r;
+  r.model.name_or_path = "deepseek-v3";
+  r.overrides.experts = 12;   // 8 groups do not divide 12 experts
+  const api::ModelResult twelve = api::run(r);
+  ASSERT_TRUE(twelve.architecture.moe.has_value());
+  EXPECT_EQ(twelve.architecture.moe->router_groups, 1);
+  r.overrides.experts = 256;   // the model's own count keeps its groups
+  EXPECT_EQ(api::run(r).architecture.moe->router_groups, 8);
+}
+
 TEST(MoeRouting, WrittenToMegatronScripts) {
   const auto written = test::run_cli("estimate --model deepseek-v3 --system dgx-h100 --nodes 8 --ep 64 --emit megatron");
   ASSERT_EQ(written.status, 0) << written.err;

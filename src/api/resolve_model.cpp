@@ -60,6 +60,9 @@ void apply_experts(ModelConfig& m, const ModelOverrides& o) {
         throw InputError("model_overrides.top_k", "missing",
                          "an integer from 1 to model_overrides.experts (required to make a dense model MoE)");
       if (!m.is_moe()) m.moe.expert_ffn_hidden = m.ffn_hidden;
+      // The model's expert groups (group-limited routing) were laid over its own experts: another count routes
+      // without them.
+      if (*o.experts != m.moe.routed_experts) m.moe.router_groups = m.moe.router_groups_chosen = 1;
       m.moe.routed_experts = *o.experts;
     }
   }
