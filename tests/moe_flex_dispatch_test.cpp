@@ -83,6 +83,21 @@ TEST(MoeFlexDispatch, AcrossNodesEachTokenCrossesOncePerNode) {
   EXPECT_NEAR(added_by_doubling("flex") / added_by_doubling("alltoall"), crossing_ratio, 0.01 * crossing_ratio);
 }
 
+TEST(MoeFlexDispatch, WithinOneNodeAsDeepEpMeasuredOnH800) {
+  // DeepEP's normal kernels on 8 H800 over NVLink, DeepSeek-V3's setting (4096 tokens of 7168, top 8 of 4 groups,
+  // fp8 dispatch, bf16 combine): 153 GB/s dispatch and 158 GB/s combine "bottleneck bandwidth", the bytes leaving
+  // each GPU over its NVLink per second (deepseek-ai/DeepEP docs/legacy.md, "Normal kernels with NVLink and RDMA
+  // forwarding"). Within a node the flex dispatcher is priced as the all-to-all of every copy: its bus bandwidth,
+  // at the dispatch's 4096 x 8 x 7168 fp8 bytes per GPU, is within 10 % of both.
+  api::CommRequest r;
+  r.collective = "alltoall";
+  r.size = std::to_string(4096LL * 8 * 7168);
+  r.ranks = 8;
+  r.cluster.system = "hgx-h800";
+  const double busbw = api::run(r).results.at(0).busbw_GBps;
+  for (const double measured : {153.0, 158.0}) EXPECT_NEAR(busbw, measured, 0.10 * measured);
+}
+
 TEST(MoeFlexDispatch, BadDispatcherIsAFieldError) {
   api::EstimateRequest r = qwen3(1, "deepep");
   const std::string message = test::error_of([&] { api::run(r); });
