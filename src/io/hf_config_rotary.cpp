@@ -131,8 +131,8 @@ void read_deepseek(const HfConfigReader& r, const std::string& type, ModelConfig
   // V2's group_limited_greedy and V3's routing first pick topk_group of n_group expert groups; V2's greedy
   // routing ignores the groups (modeling_deepseek.py, MoEGate).
   if (type == "deepseek_v3" || topk_method == "noaux_tc" || topk_method == "group_limited_greedy") {
-    m.moe.router_groups = r.is_null("n_group") ? 1 : r.integer({"n_group"}, 1);
-    m.moe.router_groups_chosen = r.is_null("topk_group") ? 1 : r.integer({"topk_group"}, 1);
+    m.moe.router_groups = r.integer({"n_group"}, 1);   // null counts as absent: no groups
+    m.moe.router_groups_chosen = r.integer({"topk_group"}, 1);
   }
 }
 

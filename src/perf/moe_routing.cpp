@@ -28,43 +28,40 @@ double choose(std::int64_t n, std::int64_t k) {
   return ways;
 }
 
-struct GroupedRouting {
-  std::int64_t experts = 0, top_k = 0, groups = 1, chosen = 1, nodes = 1;
-  std::int64_t per_group() const { return experts / groups; }
-  std::int64_t per_node() const { return experts / nodes; }
-};
-
-// The chance that a token's experts miss `node`. A group is picked for its best experts, so each picked group holds
-// one of the token's experts (when top_k >= chosen; otherwise top_k of the picked groups do): these fall anywhere in
-// their group. The other top_k - chosen fall anywhere among the picked groups' remaining experts. (Checked against
-// Megatron-Core's selection on independent random scores in tests/moe_routing_test.cpp.) Summed over which of the
-// groups that overlap the node are picked: by_count[s][x] holds the picks of s such groups with x of the node's
-// experts, weighted by the chance that none of their own experts lands on the node.
-double node_missed(const GroupedRouting& r, std::int64_t node) {
-  const std::int64_t first = node * r.per_node(), last = first + r.per_node();   // the node's experts [first, last)
+// The chance that a token's experts miss `node` of `nodes`. A group is picked for its best experts, so each picked
+// group holds one of the token's experts (when top_k >= chosen; otherwise top_k of the picked groups do): these fall
+// anywhere in their group. The other top_k - chosen fall anywhere among the picked groups' remaining experts.
+// (Checked against Megatron-Core's selection on independent random scores in tests/moe_routing_test.cpp.) Summed
+// over which of the groups that overlap the node are picked: by_count[s][x] holds the picks of s such groups with x
+// of the node's experts, weighted by the chance that none of their own experts lands on the node.
+double node_missed(const MoeConfig& moe, std::int64_t nodes, std::int64_t node) {
+  const std::int64_t groups = moe.router_groups, chosen = moe.router_groups_chosen, top_k = moe.top_k;
+  const std::int64_t per_group = moe.routed_experts / groups, per_node = moe.routed_experts / nodes;
+  const std::int64_t first = node * per_node, last = first + per_node;   // the node's experts [first, last)
   std::vector<std::int64_t> overlaps;
-  for (std::int64_t g = first / r.per_group(); g < r.groups && g * r.per_group() < last; ++g)
-    overlaps.push_back(std::min(last, (g + 1) * r.per_group()) - std::max(first, g * r.per_group()));
-  const std::int64_t own = std::min(r.top_k, r.chosen);   // picked groups that hold one of the token's experts
-  const double holds = static_cast<double>(own) / static_cast<double>(r.chosen);
-  const std::int64_t max_count = std::min<std::int64_t>(r.chosen, static_cast<std::int64_t>(overlaps.size()));
-  std::vector<std::vector<double>> by_count(max_count + 1, std::vector<double>(r.per_node() + 1, 0.0));
+  for (std::int64_t g = first / per_group; g < groups && g * per_group < last; ++g)
+    overlaps.push_back(std::min(last, (g + 1) * per_group) - std::max(first, g * per_group));
+  const std::int64_t own = std::min(top_k, chosen);   // picked groups that hold one of the token's experts
+  const double holds = static_cast<double>(own) / static_cast<double>(chosen);
+  const std::int64_t max_count = std::min<std::int64_t>(chosen, static_cast<std::int64_t>(overlaps.size()));
+  std::vector<std::vector<double>> by_count(max_count + 1, std::vector<double>(per_node + 1, 0.0));
   by_count[0][0] = 1;
   for (const std::int64_t overlap : overlaps) {
-    const double misses = 1 - holds * static_cast<double>(overlap) / static_cast<double>(r.per_group());
+    const double misses = 1 - holds * static_cast<double>(overlap) / static_cast<double>(per_group);
     for (std::int64_t s = max_count; s >= 1; --s)
-      for (std::int64_t x = r.per_node(); x >= overlap; --x) by_count[s][x] += by_count[s - 1][x - overlap] * misses;
+      for (std::int64_t x = per_node; x >= overlap; --x) by_count[s][x] += by_count[s - 1][x - overlap] * misses;
   }
-  const double rest = static_cast<double>(r.chosen * r.per_group() - own);   // the picked groups' other experts
+  const double picked = static_cast<double>(chosen * per_group);
+  const double rest = picked - static_cast<double>(own);   // the picked groups' other experts
   const std::int64_t others = static_cast<std::int64_t>(overlaps.size());
   double missed = 0;
   for (std::int64_t s = 0; s <= max_count; ++s) {
-    const double picks = choose(r.groups - others, r.chosen - s) / choose(r.groups, r.chosen);
-    for (std::int64_t x = 0; x <= r.per_node(); ++x) {
+    const double picks = choose(groups - others, chosen - s) / choose(groups, chosen);
+    for (std::int64_t x = 0; x <= per_node; ++x) {
       if (by_count[s][x] == 0) continue;
-      const double there = static_cast<double>(x) * rest / static_cast<double>(r.chosen * r.per_group());
+      const double there = static_cast<double>(x) * rest / picked;
       double none_there = 1;
-      for (std::int64_t i = 0; i < r.top_k - own; ++i)
+      for (std::int64_t i = 0; i < top_k - own; ++i)
         none_there *= std::max(0.0, rest - there - static_cast<double>(i)) / (rest - static_cast<double>(i));
       missed += by_count[s][x] * picks * none_there;
     }
@@ -81,10 +78,9 @@ double expected_remote_nodes(const MoeConfig& moe, double nodes) {
   // Without groups, or with experts that do not split evenly over the nodes, any top_k experts (an upper bound).
   if (!limited || node_count <= 1 || static_cast<double>(node_count) != nodes || moe.routed_experts % node_count != 0)
     return expected_remote_nodes(experts, top_k, nodes);
-  const GroupedRouting r{moe.routed_experts, moe.top_k, moe.router_groups, moe.router_groups_chosen, node_count};
   // A token's own node is any of them: the others' chances of being reached, averaged over its node.
   double reached = 0;
-  for (std::int64_t node = 0; node < node_count; ++node) reached += 1 - node_missed(r, node);
+  for (std::int64_t node = 0; node < node_count; ++node) reached += 1 - node_missed(moe, node_count, node);
   return reached * (nodes - 1) / nodes;
 }
 

@@ -63,7 +63,7 @@ std::string term_note(std::string_view name, std::int64_t gpus) {
     return "  ep_comm: each MoE layer's token dispatch and combine over the expert-parallel group, forward, backward "
            "and again for recomputed layers, not overlapped with compute (all-to-all: a copy per routed expert; "
            "--moe-dispatcher flex: a token crosses once to each other node its experts are on, only to its chosen "
-           "groups' under group-limited routing, and NVLink fans it out), with expert TP's gather and scatter around "
+           "groups' nodes under group-limited routing, and NVLink fans it out), with expert TP's gather and scatter around "
            "the experts\n";
   if (name == "nvme_offload")
     return "  nvme_offload: ZeRO-Infinity (arXiv 2104.07857) swapping through the node's NVMe, each GPU at its "
