@@ -52,6 +52,18 @@ TEST(InputChecks, OptionsThatWouldBeIgnored) {
   expect_input_error(kMemory + "--etp 2", "--etp", "needs a mixture-of-experts model");
 }
 
+// Volta's tensor cores multiply fp16 only; bf16 came with Ampere (NVIDIA A100 Tensor Core GPU Architecture
+// whitepaper, "TF32 and BF16"). The default bf16 on a V100 is the precision's error, naming what the GPU has.
+TEST(InputChecks, APrecisionTheGpuHasNoPeakFor) {
+  const std::string v100 = "--model llama-3.1-8b --system dgx-1-v100 ";
+  expect_input_error("estimate " + v100, "--precision", "bf16 on v100-sxm-32gb");
+  expect_input_error("estimate " + v100, "--precision", "accepted: fp32, fp16");
+  expect_input_error("estimate " + v100 + "--precision fp8", "--precision", "it runs as bf16 there");
+  expect_input_error("plan " + v100 + "--global-batch 64", "--precision", "bf16 on v100-sxm-32gb");
+  EXPECT_EQ(run_cli("estimate " + v100 + "--precision fp16").status, 0);
+  EXPECT_EQ(run_cli("plan " + v100 + "--global-batch 64 --precision fp16").status, 0);
+}
+
 TEST(InputChecks, SizesNeedTheirUnit) {
   expect_input_error(kMemory + "--gpu-memory 80", "--gpu-memory", "a size with its unit");
   EXPECT_EQ(run_cli(kMemory + "--gpu-memory 80GB").status, 0);

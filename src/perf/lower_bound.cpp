@@ -31,7 +31,7 @@ double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& pe
   // A calibrated scale applies to both, capped at the peak as the compute model caps it.
   const double efficiency = std::min(
       1.0, (perf.gemm_table ? perf.gemm_table->best : perf.gemm_max_efficiency) * perf.compute_efficiency_scale);
-  const double peak = in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12;
+  const double peak = peak_tflops(tr, in.gpu) * 1e12;
   if (!(peak > 0) || !(efficiency > 0)) return 0;
 
   const double T = static_cast<double>(tr.micro_batch) * static_cast<double>(tr.seq_len) / cp;

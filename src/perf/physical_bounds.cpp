@@ -191,7 +191,7 @@ PhysicalBounds physical_bounds(const EstimateInputs& in) {
   const double tokens = static_cast<double>(tr.global_batch) * static_cast<double>(tr.seq_len);
   b.flops_per_gpu = (f.training - 1.5 * f.attention_forward - dropped_expert_flops_per_token(m, tr)) * tokens /
                     static_cast<double>(l.gpus);
-  b.compute_s = b.flops_per_gpu / (in.gpu.tflops(perf::peak_dtype(tr, in.gpu)) * 1e12);
+  b.compute_s = b.flops_per_gpu / (perf::peak_tflops(tr, in.gpu) * 1e12);
   b.hbm_bytes_per_gpu = hbm_bytes(resolved, estimate_memory(resolved));
   b.memory_s = b.hbm_bytes_per_gpu / (in.gpu.memory_GBps * 1e9);
   b.node_import_bytes = node_import_bytes(in, l);

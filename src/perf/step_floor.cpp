@@ -26,7 +26,7 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
   const TrainingConfig& tr = in.memory.training;
   Layout l = in.memory.layout;
   const RankPlacement placement = place_ranks(l, std::max(1, fabric_->gpus_per_node), order_);
-  const Machine mc{in.gpu.tflops(peak_dtype(tr, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf,
+  const Machine mc{peak_tflops(tr, in.gpu) * 1e12, in.gpu.memory_GBps * 1e9, &perf,
                    peak16_flops(tr, in.gpu)};
   const Cost core = attention_core(mc, m, microbatch_shape(in, l));
   const auto priced = pricer(perf);
@@ -74,7 +74,7 @@ double StepFloor::bound_s(const EstimateInputs& in, const PerfConstants& perf, d
 double StepFloor::attention_with_cp_s(const EstimateInputs& in, const PerfConstants& perf) {
   const Layout& l = in.memory.layout;
   const RankPlacement placement = place_ranks(l, std::max(1, fabric_->gpus_per_node), order_);
-  const Machine mc{in.gpu.tflops(peak_dtype(in.memory.training, in.gpu)) * 1e12, in.gpu.memory_GBps * 1e9, &perf,
+  const Machine mc{peak_tflops(in.memory.training, in.gpu) * 1e12, in.gpu.memory_GBps * 1e9, &perf,
                    peak16_flops(in.memory.training, in.gpu)};
   const MicrobatchShape shape = microbatch_shape(in, l);
   const Cost core = attention_core(mc, *in.memory.model, shape);

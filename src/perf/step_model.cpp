@@ -2,6 +2,8 @@
 // forward and backward for one microbatch, priced once for every variant of the shape. See docs/estimate.md.
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "gpuplan/error.hpp"
 #include "model/param_parts.hpp"
 #include "model/torchtitan_sac.hpp"
@@ -22,8 +24,22 @@ const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
   return "bf16";
 }
 
+double peak_tflops(const TrainingConfig& t, const GpuSpec& gpu) {
+  const char* dtype = peak_dtype(t, gpu);
+  if (gpu.has_dtype(dtype)) return gpu.tflops(dtype);
+  std::string accepted;
+  for (const char* precision : {"fp32", "fp16", "bf16", "fp8"})
+    if (gpu.has_dtype(precision)) accepted += (accepted.empty() ? "" : ", ") + std::string(precision);
+  const std::string precision = to_string(t.precision);
+  const std::string runs_as = precision == dtype ? "" : fmt::format("it runs as {} there, and ", dtype);
+  throw InputError("training.precision",
+                   fmt::format("{} on {} ({}the catalog lists no dense {} peak for it)", precision, gpu.name,
+                               runs_as, dtype),
+                   accepted.empty() ? std::string("none: the GPU lists no training precision") : accepted);
+}
+
 double peak16_flops(const TrainingConfig& t, const GpuSpec& gpu) {
-  return gpu.tflops(t.precision == Precision::fp8 ? "bf16" : peak_dtype(t, gpu)) * 1e12;
+  return t.precision == Precision::fp8 ? gpu.tflops("bf16") * 1e12 : peak_tflops(t, gpu) * 1e12;
 }
 
 StepJob::StepJob(const EstimateInputs& in) : perf(in.perf ? *in.perf : perf_constants(in.gpu)) {
@@ -99,7 +115,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   offloaded_state_bytes_ = state_bytes.master + state_bytes.optimizer;
 
   Machine mc;
-  peak_tflops_ = in.gpu.tflops(peak_dtype(tr, in.gpu));
+  peak_tflops_ = peak_tflops(tr, in.gpu);
   mc.peak_flops = peak_tflops_ * 1e12;
   mc.peak16_flops = peak16_flops(tr, in.gpu);
   mc.hbm_Bps = in.gpu.memory_GBps * 1e9;

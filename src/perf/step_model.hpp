@@ -245,6 +245,9 @@ double step_time_lower_bound_s(const EstimateInputs& in, const PerfConstants& pe
 
 // The dtype whose dense peak MFU divides by: the training precision's (fp8 falls back to bf16 on GPUs without it).
 const char* peak_dtype(const TrainingConfig& training, const GpuSpec& gpu);
+// The dense peak of peak_dtype in TFLOP/s. A GPU without one (bf16 on a V100) is an error of the precision asked
+// for (field training.precision), naming the precisions the GPU has.
+double peak_tflops(const TrainingConfig& training, const GpuSpec& gpu);
 // The peak of the work that stays in 16 bits under fp8 (layer_cost.hpp, SixteenBit), in FLOP/s.
 double peak16_flops(const TrainingConfig& training, const GpuSpec& gpu);
 

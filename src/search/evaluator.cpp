@@ -39,10 +39,9 @@ Evaluator::Evaluator(const PlanInputs& inputs)
   usable_ = usable_memory(in_.base.capacity_bytes, in_.base.memory_margin);
   tokens_step_ = static_cast<double>(in_.base.training.global_batch) * static_cast<double>(in_.base.training.seq_len);
   if (!(in_.gpu.memory_GBps > 0)) throw InputError("gpu", in_.gpu.name, "a GPU with a memory bandwidth in the catalog");
-  const bool fp8 = in_.base.training.precision == Precision::fp8 && in_.gpu.has_dtype("fp8");
-  const char* dtype = fp8 ? "fp8" : to_string(in_.base.training.precision);
-  if (!in_.gpu.has_dtype(dtype) || !(in_.gpu.tflops(dtype) > 0))
-    throw InputError("cluster.system", in_.gpu.name, fmt::format("a GPU with a dense {} peak in the catalog", dtype));
+  if (!(perf::peak_tflops(in_.base.training, in_.gpu) > 0))
+    throw InputError("cluster.system", in_.gpu.name,
+                     fmt::format("a GPU with a dense {} peak in the catalog", perf::peak_dtype(in_.base.training, in_.gpu)));
 }
 
 memory::MemoryModel Evaluator::memory_model(const Shape& s) const {

@@ -29,6 +29,7 @@ def test_input_error_is_a_value_error_with_its_parts():
     (lambda: gpuplan.memory(model="llama-3.1-8b", layers=0), "layers"),
     (lambda: gpuplan.estimate(model="llama-3.1-8b", system="dgx-h1000"), "system"),
     (lambda: gpuplan.estimate(model="llama-3.1-8b", system="dgx-h100", order="tp-dp"), "order"),
+    (lambda: gpuplan.estimate(model="llama-3.1-8b", system="dgx-1-v100"), "precision"),
     (lambda: gpuplan.plan(model="llama-3.1-8b", system="dgx-h100"), "global_batch"),
     (lambda: gpuplan.plan(model="llama-3.1-8b", system="dgx-h100", global_batch=8, tp=[1, 0]), "tp"),
     (lambda: gpuplan.size(model="llama-3.1-8b", tokens="1T", nodes="8:2"), "nodes"),
