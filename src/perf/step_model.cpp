@@ -26,7 +26,8 @@ const char* peak_dtype(const TrainingConfig& t, const GpuSpec& gpu) {
 
 double peak_tflops(const TrainingConfig& t, const GpuSpec& gpu) {
   const char* dtype = peak_dtype(t, gpu);
-  if (gpu.has_dtype(dtype)) return gpu.tflops(dtype);
+  const auto listed = gpu.dense_tflops.find(std::string_view(dtype));
+  if (listed != gpu.dense_tflops.end()) return listed->second;
   std::string accepted;
   for (const char* precision : {"fp32", "fp16", "bf16", "fp8"})
     if (gpu.has_dtype(precision)) accepted += (accepted.empty() ? "" : ", ") + std::string(precision);
