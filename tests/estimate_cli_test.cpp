@@ -61,6 +61,42 @@ TEST(EstimateCli, MemoryMatchesMemoryCommand) {
   EXPECT_EQ(j.at("memory").at("layout"), m.at("layout"));
 }
 
+// Llama 3.1 8B at 8192 tokens with ZeRO-1 on 8 H100s: bf16 weights and gradients alone are 4 bytes per parameter,
+// 32 GB, before the activations of 8192 tokens. The estimate names the three cheapest changes that make it fit as
+// `gpuplan memory` does, and says how many more that lists.
+TEST(EstimateCli, AJobThatDoesNotFitNamesTheCheapestChanges) {
+  const std::string job = "--model llama-3.1-8b --system dgx-h100 --seq-len 8192 --zero 1";
+  const auto est = run_cli("estimate " + job + " --nodes 1");
+  const auto mem = run_cli("memory " + job + " --gpus 8");
+  ASSERT_EQ(est.status, 0) << est.err;
+  ASSERT_EQ(mem.status, 0) << mem.err;
+  EXPECT_NE(est.out.find("DOES NOT FIT"), std::string::npos) << est.out;
+  const std::string header = "Cheapest single changes that make it fit:\n";
+  const std::size_t est_at = est.out.find(header), mem_at = mem.out.find(header);
+  ASSERT_NE(est_at, std::string::npos) << est.out;
+  ASSERT_NE(mem_at, std::string::npos) << mem.out;
+  // memory's lines start with two spaces and an option; the first three are the estimate's.
+  std::size_t mem_end = mem_at + header.size(), est_end = est_at + header.size();
+  int listed = 0;
+  while (mem.out.compare(mem_end, 4, "  --") == 0) {
+    const std::size_t next = mem.out.find('\n', mem_end) + 1;
+    if (listed < 3) {
+      EXPECT_EQ(est.out.compare(est_end, next - mem_end, mem.out, mem_end, next - mem_end), 0)
+          << mem.out.substr(mem_end, next - mem_end) << "\n" << est.out;
+      est_end += next - mem_end;
+    }
+    mem_end = next;
+    ++listed;
+  }
+  ASSERT_GT(listed, 3) << mem.out;
+  EXPECT_NE(est.out.find("and " + std::to_string(listed - 3) + " more: 'gpuplan memory'", est_end), std::string::npos)
+      << est.out;
+  // A job that fits lists nothing.
+  const auto fits = run_cli("estimate --model llama-3.1-8b --system dgx-h100 --nodes 1 --zero 3");
+  EXPECT_NE(fits.out.find("): fits"), std::string::npos) << fits.out;
+  EXPECT_EQ(fits.out.find(header), std::string::npos) << fits.out;
+}
+
 TEST(EstimateCli, CommCalibrationPricesEveryTensorParallelCollective) {
   // A calibration that makes every intra-node collective cost 1 ms (1 PB/s: bandwidth negligible): GPT-2, 12 layers,
   // tp 2, no recompute: per microbatch 2 all-reduces forward and 2 backward per layer, 1 for the embedding and 3

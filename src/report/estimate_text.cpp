@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "report/launch_text.hpp"
+#include "report/memory_text.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
 
@@ -105,6 +106,7 @@ std::string to_text(const EstimateResult& r) {
                      format_bytes(static_cast<double>(m.per_gpu.total)), format_bytes(static_cast<double>(m.usable)),
                      format_gb(static_cast<double>(m.capacity)), 100 * m.memory_margin,
                      m.fits ? "fits" : "DOES NOT FIT" + shortfall_text(m));
+  if (!m.fits) out += detail::suggestions_text(m, 3);  // the step time is the subject here
   out += storage_text("Host memory", m.host) + storage_text("NVMe", m.nvme);
   out += detail::framework_text(m.framework);
   for (const auto& w : m.warnings) out += fmt::format("Warning: {}\n", w);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "report/launch_text.hpp"
+#include "report/memory_text.hpp"
 #include "gpuplan/api.hpp"
 #include "gpuplan/units.hpp"
 
@@ -77,20 +78,6 @@ std::string suggestions_header(const MemoryResult& r, bool any_fits) {
            "shrink the rest, closest first:\n";
   if (any_fits) return "Cheapest single changes that make it fit:\n";
   return "No single change makes it fit; the closest:\n";
-}
-
-std::string suggestions_text(const MemoryResult& r) {
-  bool any = false;
-  for (const auto& f : r.suggestions) any = any || f.fits;
-  std::string out = suggestions_header(r, any);
-  int shown = 0;
-  for (const auto& f : r.suggestions) {
-    if (any && !f.fits) continue;
-    if (++shown > 8) break;
-    out += fmt::format("  {:<24} -> {} per GPU, {}. Cost: {}. ({})\n", f.change, in_gb(f.new_total),
-                       headroom_text(r.usable, f.new_total), f.cost, f.description);
-  }
-  return out;
 }
 
 // One host's memory or NVMe: what its GPUs keep there against what it has.
@@ -170,6 +157,25 @@ std::string cp_comm_words(const LayoutSummary& l) {
 
 }  // namespace
 
+std::string detail::suggestions_text(const MemoryResult& r, int most) {
+  bool any = false;
+  for (const auto& f : r.suggestions) any = any || f.fits;
+  std::string out = suggestions_header(r, any);
+  int shown = 0, left = 0;
+  for (const auto& f : r.suggestions) {
+    if (any && !f.fits) continue;
+    if (shown == most) {
+      ++left;
+      continue;
+    }
+    ++shown;
+    out += fmt::format("  {:<24} -> {} per GPU, {}. Cost: {}. ({})\n", f.change, in_gb(f.new_total),
+                       headroom_text(r.usable, f.new_total), f.cost, f.description);
+  }
+  if (left > 0) out += fmt::format("  and {} more: 'gpuplan memory' with the same options lists them\n", left);
+  return out;
+}
+
 std::string to_text(const MemoryResult& r, bool explain) {
   const LayoutSummary& l = r.layout;
   const std::string params = format_count(static_cast<double>(r.params.total)) + " parameters";
@@ -189,7 +195,7 @@ std::string to_text(const MemoryResult& r, bool explain) {
   }
   out += node_lines(r, explain);
   out += verdict(r) + ".\n";
-  if (!r.fits) out += suggestions_text(r);
+  if (!r.fits) out += detail::suggestions_text(r, 8);
   for (const auto& w : r.warnings) out += fmt::format("Warning: {}\n", w);
   for (const auto& n : r.notes) out += fmt::format("Note: {}\n", n);
   return out + detail::launch_read_text(r.launch_config);
