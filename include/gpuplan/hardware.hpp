@@ -80,6 +80,10 @@ struct GpuSpec {
   // Dense peak for a dtype ("bf16", "fp8", ...). Throws InputError naming the dtypes this GPU has.
   double tflops(std::string_view dtype) const;
   bool has_dtype(std::string_view dtype) const { return dense_tflops.find(dtype) != dense_tflops.end(); }
+  // Whether its fp8 GEMMs take operands in any layout (sm 10.x and 13+); Hopper, Ada and sm 12.x take only TN, so
+  // Transformer Engine keeps a transposed fp8 copy beside each fp8 weight (pytorch/utils.py,
+  // is_non_tn_fp8_gemm_supported).
+  bool fp8_gemm_any_layout() const { return (sm_version >= 100 && sm_version < 120) || sm_version >= 130; }
 };
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -84,6 +84,9 @@ struct TrainingConfig {
   double moe_imbalance = 1.0;           // tokens the busiest expert rank receives over its balanced share
   double moe_capacity_factor = 0;       // Megatron's --moe-expert-capacity-factor; 0: dropless
   bool moe_pad_to_capacity = false;     // --moe-pad-expert-input-to-capacity: every expert gets its capacity
+  // Megatron-LM's --fp8-param-gather: under fp8 the layers' Linear weights are fp8 tensors themselves
+  // (Transformer Engine's fp8_model_init), gathered in fp8 by the distributed optimizer, with no 16-bit copy.
+  bool fp8_param_gather = false;
   MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   // The model runs under torch.compile, which fuses the elementwise ops of eager PyTorch modules (Hugging Face's,
   // torchtitan's); Megatron-Core's are fused kernels already. The time model only: what compiled graphs save
@@ -199,6 +202,7 @@ struct MemoryInputs {
   bytes_t capacity_bytes = 0;           // usable memory of one GPU
   std::string gpu;                      // the GPU that capacity is of ("" when it was given as a size)
   bool gpu_assumed = false;             // the default GPU: none was named
+  bool gpu_fp8_any_layout = false;      // GpuSpec::fp8_gemm_any_layout of that GPU (false when not known)
   double memory_margin = kDefaultMemoryMargin;  // fraction of capacity kept free: fits means <= usable_memory()
   NodeStorage node;                     // host memory and NVMe of a node (unknown: no host or NVMe check)
   std::vector<std::string> framework_rewrites;  // values layout.framework changed on its own, with their sources

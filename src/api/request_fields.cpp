@@ -99,6 +99,10 @@ void add_loss(FieldList& f, TrainingOptions& t) {
   f.add(&t.grad_nan_check, "grad_nan_check", "training.grad_nan_check",
         "Megatron-LM, NeMo: the check of the gradients for non-finite values before their reduction (the default)",
         kTraining);
+  f.add(&t.fp8_param_gather, "fp8_param_gather", "training.fp8_param_gather",
+        "Megatron-LM, NeMo: --fp8-param-gather, the layers' Linear weights are fp8 parameters, gathered in fp8, "
+        "with no 16-bit copy (needs --precision fp8 and --zero 1 or more)",
+        kTraining);
   f.add(&t.moe_imbalance, "moe_imbalance", "training.moe_imbalance",
         "MoE: tokens the busiest expert rank receives over its balanced share (default 1.0 = balanced)", kTraining,
         Bounds{.minimum = 1, .maximum = 1e4});

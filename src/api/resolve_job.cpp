@@ -88,6 +88,10 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.moe_imbalance = t.moe_imbalance;
   c.moe_capacity_factor = t.moe_capacity_factor.value_or(0);
   c.moe_pad_to_capacity = t.moe_pad_to_capacity;
+  c.fp8_param_gather = t.fp8_param_gather;
+  if (c.fp8_param_gather && c.precision != Precision::fp8)
+    throw InputError("training.fp8_param_gather", std::string("with precision ") + to_string(c.precision),
+                     "precision fp8 (Transformer Engine makes fp8 parameters only under fp8 training)");
   c.moe_dispatcher = moe_dispatcher(t.moe_dispatcher);
   c.compile = t.compile;
   if (c.moe_pad_to_capacity && c.moe_dispatcher == MoeDispatcher::flex)
@@ -287,8 +291,13 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
   if (!hardware.gpu_memory) {
     in.gpu = hardware.gpu.value_or(std::string(kDefaultGpu));
     in.gpu_assumed = !hardware.gpu;
+    in.gpu_fp8_any_layout = catalog.gpu(in.gpu).fp8_gemm_any_layout();
   }
   in.layout.framework = choices::parse(choices::kFramework, training.framework, "training.framework");
+  if (in.training.fp8_param_gather && in.layout.framework != Framework::megatron &&
+      in.layout.framework != Framework::nemo)
+    throw InputError("training.fp8_param_gather", std::string("under framework ") + training.framework,
+                     "framework megatron or nemo (Megatron-LM's --fp8-param-gather)");
   if (!layout.impl) in.layout.impl = default_impl(in.layout.framework);
   apply_zero_buckets(training, in.layout.framework, in.overheads);
   // torchtitan shards the states with FSDP2 unless told otherwise (data_parallel_shard_degree -1): ZeRO-3 wherever

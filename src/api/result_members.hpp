@@ -67,7 +67,7 @@ GPUPLAN_MEMBERS(LayoutSummary, member("gpus", &T::gpus), member("dp", &T::dp), m
                 member("microbatches", &T::microbatches));
 GPUPLAN_MEMBERS(TrainingSummary, member("model", &T::model), member("precision", &T::precision),
                 member("optimizer", &T::optimizer), member("seq_len", &T::seq_len),
-                member("micro_batch", &T::micro_batch));
+                member("micro_batch", &T::micro_batch), member("fp8_param_gather", &T::fp8_param_gather));
 GPUPLAN_MEMBERS(SuggestionReport, member("change", &T::change), member("description", &T::description),
                 member("new_total", &T::new_total), member("fits", &T::fits),
                 member("extra_compute_fraction", &T::extra_compute_fraction),

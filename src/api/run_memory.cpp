@@ -26,6 +26,7 @@ MemoryResult run(const MemoryRequest& r) {
     in.capacity_bytes = catalog.gpu(system->gpu).usable_memory_bytes;
     in.gpu = system->gpu;
     in.gpu_assumed = false;
+    in.gpu_fp8_any_layout = catalog.gpu(system->gpu).fp8_gemm_any_layout();
   }
   in.node = detail::resolve_node_storage(system, r.gpus_per_node.value_or(0), r.hardware);
   MemoryResult result = detail::memory_result(in, r.all_stages);
@@ -100,6 +101,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
     in.memory.gpu_assumed = false;
   }
   in.gpu = cluster.gpu;
+  in.memory.gpu_fp8_any_layout = cluster.gpu.fp8_gemm_any_layout();
   in.fabric = cluster.fabric;
   in.memory.node = detail::resolve_node_storage(&cluster.system, cluster.fabric.gpus_per_node, r.hardware);
   if (r.timing.comm_calibration)

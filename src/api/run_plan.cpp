@@ -91,6 +91,7 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
   in.base.node = detail::resolve_node_storage(&job.cluster.system, in.fabric.gpus_per_node, r.hardware);
   in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
   in.base.gpu = job.cluster.gpu.name;
+  in.base.gpu_fp8_any_layout = job.cluster.gpu.fp8_gemm_any_layout();
   if (r.hardware.gpu_memory) {
     in.base.gpu.clear();
     in.base.capacity_bytes = parse_size(*r.hardware.gpu_memory, "hardware.gpu_memory");
@@ -157,6 +158,7 @@ std::string training_flags(const TrainingOptions& t, const TrainingConfig& resol
   if (t.te_version != defaults.te_version) flags += " --te-version " + t.te_version;
   if (t.megatron_version != defaults.megatron_version) flags += " --megatron-version " + t.megatron_version;
   if (!t.grad_nan_check) flags += " --no-grad-nan-check";
+  if (t.fp8_param_gather) flags += " --fp8-param-gather";
   if (t.vocab_divisible_by) flags += fmt::format(" --make-vocab-size-divisible-by {}", *t.vocab_divisible_by);
   if (t.moe_imbalance != defaults.moe_imbalance) flags += fmt::format(" --moe-imbalance {}", t.moe_imbalance);
   if (t.moe_capacity_factor) flags += fmt::format(" --moe-capacity-factor {}", *t.moe_capacity_factor);

@@ -75,6 +75,7 @@ Flags training_flags(const EmitJob& job) {
   if (t.precision == Precision::fp16) f.emplace_back("--fp16", "");
   if (t.precision == Precision::bf16 || t.precision == Precision::fp8) f.emplace_back("--bf16", "");
   if (t.precision == Precision::fp8) f.emplace_back("--fp8-format", "hybrid");
+  if (t.fp8_param_gather) f.emplace_back("--fp8-param-gather", "");
   if (job.gradients() == DType::bf16) f.emplace_back("--grad-reduce-in-bf16", "");
   if (t.loss == Loss::fused_native || t.loss == Loss::fused_te) {
     f.emplace_back("--cross-entropy-loss-fusion", "");

@@ -80,6 +80,7 @@ void training(const EmitJob& job, Overrides& o) {
   o.emplace_back("trainer.devices", std::to_string(job.gpus_per_node));
   o.emplace_back("trainer.plugins.precision", t.precision == Precision::fp16 ? "16-mixed" : t.precision == Precision::fp32 ? "32" : "bf16-mixed");
   if (t.precision == Precision::fp8) o.emplace_back("trainer.plugins.fp8", "hybrid");
+  if (t.fp8_param_gather) o.emplace_back("trainer.plugins.fp8_param_gather", "True");
   o.emplace_back("data.seq_length", std::to_string(t.seq_len));
   o.emplace_back("data.micro_batch_size", std::to_string(t.micro_batch));
   o.emplace_back("data.global_batch_size", std::to_string(t.global_batch));

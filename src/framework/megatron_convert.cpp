@@ -97,6 +97,10 @@ void read_batch_and_precision(MegatronArgs& args, LaunchConfig& out) {
   const char* precision = args.has("fp8") ? "fp8" : bf16 ? "bf16" : fp16 ? "fp16" : "fp32";
   take(out, out.training, "precision", precision,
        args.has("fp8") ? args.where("fp8") : bf16 ? args.where("bf16") : fp16 ? args.where("fp16") : "no --bf16/--fp16");
+  if (flag_on(args, "fp8_param_gather")) {
+    if (args.has("fp8")) take(out, out.training, "fp8_param_gather", true, args.where("fp8_param_gather"));
+    else out.not_understood.push_back(args.where("fp8_param_gather") + " without --fp8-format (no fp8 training)");
+  }
   // bf16 reduces gradients in fp32 unless --grad-reduce-in-bf16 (arguments.py:1193-1216).
   if (flag_on(args, "grad_reduce_in_bf16")) take(out, out.training, "grad_dtype", "bf16", args.where("grad_reduce_in_bf16"));
   if (const MegatronArg* grads = args.get("main_grads_dtype"))

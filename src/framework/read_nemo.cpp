@@ -150,6 +150,10 @@ void read_training(const NemoValues& values, LaunchConfig& out) {
     take(out, out.training, "precision", "fp8", note(*fp8, "trainer.plugins.fp8"));
   else if (precision != nullptr)
     take(out, out.training, "precision", mapped, note(*precision, "trainer.plugins.precision"));
+  const NemoValue* gather = find(values, "trainer.plugins.fp8_param_gather");
+  if (gather != nullptr && find(values, "trainer.plugins.fp8") != nullptr &&
+      boolean(out, *gather, "trainer.plugins.fp8_param_gather").value_or(false))
+    take(out, out.training, "fp8_param_gather", true, note(*gather, "trainer.plugins.fp8_param_gather"));
   const NemoValue* reduce = find(values, "trainer.strategy.ddp.grad_reduce_in_fp32");
   if (reduce == nullptr) reduce = find(values, "trainer.plugins.grad_reduce_in_fp32");
   if (const auto fp32 = reduce != nullptr ? boolean(out, *reduce, "grad_reduce_in_fp32") : std::nullopt)

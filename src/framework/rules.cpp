@@ -65,6 +65,11 @@ Broken optimizer_offload_needs_sharding(const JobFacts& job) {
   return fmt::format("offload {} with zero 0", l.offload == Offload::optimizer ? "optimizer" : "optimizer+params");
 }
 
+Broken megatron_fp8_param_gather(const JobFacts& job) {
+  if (!job.training->fp8_param_gather || layout(job).zero >= 1) return {};
+  return std::string("fp8_param_gather with zero 0");
+}
+
 Broken megatron_interleaving_needs_pp(const JobFacts& job) {
   const Layout& l = layout(job);
   if (l.vpp <= 1 || l.pp > 1) return {};
@@ -192,7 +197,7 @@ Broken non_megatron_cp_comm(const JobFacts& job) {
   return fmt::format("cp_comm_type {}", to_string(l.cp_comm));
 }
 
-constexpr std::array<Rule, 26> kRules = {{
+constexpr std::array<Rule, 27> kRules = {{
     {Framework::megatron, RuleLevel::shape, "layout.cp",
      "with context parallelism the sequence length must be divisible by 2 x cp (each rank keeps two chunks for "
      "causal load balance)",
@@ -215,6 +220,9 @@ constexpr std::array<Rule, 26> kRules = {{
     {Framework::megatron, RuleLevel::states, "layout.offload",
      "--optimizer-cpu-offload works on the distributed optimizer's shards (--use-distributed-optimizer, zero >= 1)",
      "megatron/training/arguments.py:1884-1894", optimizer_offload_needs_sharding},
+    {Framework::megatron, RuleLevel::states, "training.fp8_param_gather",
+     "--fp8-param-gather needs the distributed optimizer (--use-distributed-optimizer, zero >= 1) or FSDP",
+     "megatron/training/arguments.py, validate_args", megatron_fp8_param_gather},
     {Framework::deepspeed, RuleLevel::states, "layout.zero",
      "the pipeline engine supports ZeRO stage 0 or 1 only", "deepspeed/runtime/pipe/engine.py:76-77",
      deepspeed_pipeline_zero},

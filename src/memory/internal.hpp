@@ -75,6 +75,7 @@ struct StageParams {
   double wgrad_buffer_elements = 0;  // Transformer Engine's cached weight-gradient buffers (megatron, TE 2.3+)
   double wgrad_dummy_elements = 0;   // before TE 2.3: the largest dummy weight gradient, alive during a backward
   double vocab_rows = 0;       // rows of the embedding / output layer on this rank (padded vocabulary / TP)
+  double linear_weights = 0;   // the decoder layers' Linear weights on this rank: attention, MLP and expert projections
   bool first = false;
   bool last = false;
 };

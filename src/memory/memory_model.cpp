@@ -285,6 +285,9 @@ double MemoryModel::states_lower_bound(int zero, Offload offload) const {
     return sharded ? first.dense / dense_sharding_ + first.expert / expert_sharding_ : first.dense + first.expert;
   };
   double bytes = offload == Offload::optimizer_and_params ? 0.0 : local(zero >= 3) * sb.weights;
+  // fp8 parameters (--fp8-param-gather) may take fewer bytes than 16-bit ones: the bound takes what they take.
+  if (job_->inputs->training.fp8_param_gather)
+    bytes -= fp8_linear_weights(first, zero, offload) * std::max(0.0, sb.weights - fp8_weight_bytes());
   if (offload == Offload::none) bytes += local(zero >= 1) * (sb.master + sb.optimizer) + local(zero >= 2) * gradient_element_bytes(job_->inputs->training, shape_.framework, zero);
   if (job_->inputs->overheads.enabled) bytes += static_cast<double>(job_->inputs->overheads.cuda_context_bytes);
   return bytes;

@@ -116,6 +116,10 @@ class MemoryModel {
   template <bool kExplain>
   StageBytes stage_bytes(std::size_t stage, const ActivationTable& activations, const MemoryVariant& variant,
                          const Explanation* explain) const;
+  // The layers' Linear weights a rank also keeps in fp8 (Transformer Engine under Megatron-Core), and the bytes
+  // per weight that takes: 2 with a transposed copy where fp8 GEMMs take only TN, else 1.
+  double fp8_linear_weights(const StageParams& stage, int zero, Offload offload) const;
+  double fp8_weight_bytes() const;
   template <bool kExplain>
   void add_states(const StageParams& stage, const MemoryVariant& variant, std::vector<Term>* record,
                   StageBytes& out) const;

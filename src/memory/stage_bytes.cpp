@@ -104,7 +104,45 @@ double nvme_host_buffers(const Overheads& o, const MemoryVariant& v, const Local
   return bytes;
 }
 
+constexpr const char* kTeFp8Weights =
+    "Transformer Engine 2.x pytorch/module/base.py get_weight_workspace, cached while Megatron-Core passes "
+    "is_first_microbatch; tensor/float8_tensor.py update_usage";
+constexpr const char* kFp8Params =
+    "Megatron-LM builds the model under Transformer Engine's fp8_model_init with --fp8-param-gather; "
+    "tensor/float8_tensor.py update_usage (a transposed copy where fp8 GEMMs take only TN)";
+
+// A rank's weights. Under Transformer Engine's fp8 (Megatron-Core) each Linear weight of the layers, `fp8_linear`
+// of them, also lives in fp8: TE quantizes it on a step's first microbatch and keeps the copy for the others. With
+// --fp8-param-gather the fp8 tensor is the parameter itself, with no 16-bit copy. Where fp8 GEMMs take only TN
+// (Hopper) a transposed fp8 copy sits beside each for the backward GEMMs.
+template <bool kRecord>
+void add_weights(Tally<kRecord>& w, double weights, double fp8_linear, bool fp8_param_gather, double fp8_bytes,
+                 double sixteen_bit_bytes, const char* source) {
+  if (fp8_linear > 0 && fp8_param_gather) {
+    w.add("parameters other than the layers' Linear weights", (weights - fp8_linear) * sixteen_bit_bytes, source);
+    w.add(fp8_bytes > 1 ? "fp8 Linear weights (--fp8-param-gather), with transposes"
+                        : "fp8 Linear weights (--fp8-param-gather)",
+          fp8_linear * fp8_bytes, kFp8Params);
+    return;
+  }
+  w.add("parameters", weights * sixteen_bit_bytes, source);
+  if (fp8_linear > 0)
+    w.add(fp8_bytes > 1 ? "fp8 copies of Linear weights kept by TE, with transposes"
+                        : "fp8 copies of Linear weights kept by TE",
+          fp8_linear * fp8_bytes, kTeFp8Weights);
+}
+
 }  // namespace
+
+double MemoryModel::fp8_linear_weights(const StageParams& sp, int zero, Offload offload) const {
+  const MemoryInputs& in = *job_->inputs;
+  // Megatron-FSDP (ZeRO-3) and offloaded parameters are not priced this way.
+  const bool te_fp8 = in.training.precision == Precision::fp8 && shape_.impl == Impl::megatron &&
+                      runs_megatron_core(shape_.framework) && zero < 3 && offload != Offload::optimizer_and_params;
+  return te_fp8 ? sp.linear_weights : 0.0;
+}
+
+double MemoryModel::fp8_weight_bytes() const { return job_->inputs->gpu_fp8_any_layout ? 1.0 : 2.0; }
 
 template <bool kExplain>
 void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std::vector<Term>* rec,
@@ -115,7 +153,9 @@ void MemoryModel::add_states(const StageParams& sp, const MemoryVariant& v, std:
   const LocalParams p = local_params(sp, v.zero, dense_sharding_, expert_sharding_);
   Tally<kExplain> w("weights", rec), mw("master_weights", rec), gr("gradients", rec), os("optimizer_states", rec);
   if (v.offload == Offload::optimizer_and_params) out.offloaded += p.weights * sb.weights;
-  else w.add("parameters", p.weights * sb.weights, v.zero >= 3 ? kZero : "bytes per parameter x parameters");
+  else
+    add_weights(w, p.weights, fp8_linear_weights(sp, v.zero, v.offload), tr.fp8_param_gather, fp8_weight_bytes(),
+                sb.weights, v.zero >= 3 ? kZero : "bytes per parameter x parameters");
   if (v.offload != Offload::none) {
     out.offloaded += p.optimizer * (sb.master + sb.optimizer) + p.gradients * 4.0;
     if (v.offload_target == OffloadTarget::nvme) out.host_buffers = nvme_host_buffers(job_->inputs->overheads, v, p, sb);

@@ -31,9 +31,10 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
   }
   const ModelConfig& m = *in.model;
   const double expert_split = static_cast<double>(l.ep * l.etp);
-  auto dense_part = [&](const LayerParams& lp) {
-    return static_cast<double>(lp.attention + lp.mlp + lp.shared_experts) / tp + static_cast<double>(lp.norms + lp.router);
+  auto linear_part = [&](const LayerParams& lp) {
+    return static_cast<double>(lp.attention + lp.mlp + lp.shared_experts) / tp;
   };
+  auto dense_part = [&](const LayerParams& lp) { return linear_part(lp) + static_cast<double>(lp.norms + lp.router); };
   const double dense_layer = dense_part(pc->dense_layer);
   const double moe_layer_dense = dense_part(pc->moe_layer);
   const double moe_layer_expert = static_cast<double>(pc->moe_layer.routed_experts) / expert_split;
@@ -72,6 +73,8 @@ std::vector<StageParams> stage_params(const MemoryInputs& in, const Layout& l, c
     const double moe_layers = static_cast<double>(sp.moe_layers);
     sp.dense = dense_layers * dense_layer + moe_layers * moe_layer_dense;
     sp.expert = moe_layers * moe_layer_expert;
+    sp.linear_weights =
+        dense_layers * linear_part(pc->dense_layer) + moe_layers * (linear_part(pc->moe_layer) + moe_layer_expert);
     sp.largest_layer = std::max(sp.layers > sp.moe_layers ? dense_layer : 0.0,
                                 sp.moe_layers > 0 ? moe_layer_dense + moe_layer_expert : 0.0);
     if (sp.first) {

@@ -62,6 +62,17 @@ void add_offload_changes(const Layout& base, std::vector<Candidate>& candidates)
                           [](MemoryInputs& m) { m.layout.offload_target = OffloadTarget::nvme; }});
 }
 
+// Under Transformer Engine's fp8 (Megatron-LM, NeMo) with the distributed optimizer: fp8 parameters drop the 16-bit
+// copy of the layers' Linear weights (--fp8-param-gather).
+void add_fp8_changes(const MemoryInputs& in, const Layout& base, std::vector<Candidate>& candidates) {
+  const bool megatron = base.framework == Framework::megatron || base.framework == Framework::nemo;
+  if (!in.model || in.training.precision != Precision::fp8 || in.training.fp8_param_gather || !megatron ||
+      base.impl != Impl::megatron || base.zero < 1 || base.zero == 3)
+    return;
+  candidates.push_back({"--fp8-param-gather", "the layers' Linear weights as fp8 parameters, no 16-bit copy",
+                        [](MemoryInputs& m) { m.training.fp8_param_gather = true; }});
+}
+
 // A change helps when it lowers what does not fit: the GPU's peak, or what a node needs of its host memory or NVMe.
 bool helps(const MemoryReport& before, const MemoryReport& after) {
   if (after.worst().total < before.worst().total) return true;
@@ -127,6 +138,7 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
     candidates.push_back({"--offload optimizer", "keep master weights and optimizer states in host memory",
                           [](MemoryInputs& m) { m.layout.offload = Offload::optimizer; }});
   add_offload_changes(base, candidates);
+  add_fp8_changes(in, base, candidates);
   if (base.zero >= 1)
     for (std::int64_t factor : {2, 4, 8, 16})
       candidates.push_back({fmt::format("--gpus {}", base.gpus * factor),

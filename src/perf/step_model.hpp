@@ -203,6 +203,7 @@ class StepModel {
   // Per element, as accumulated and gathered. gradient_bytes_ is the layout's; only DeepSpeed's differs between
   // ZeRO stages (gradient_dtype), and its terms, like the optimizer's, take the variant's stage.
   double gradient_bytes_ = 0, weight_bytes_ = 0;
+  bool fp8_param_gather_ = false;                  // the layers' Linear weights gathered as fp8 (one byte)
   double reduce_bytes_ = 0;                        // per gradient element reduced (gradient_wire_bytes)
   double grad_check_bytes_ = 0;                    // per gradient element held, read by the NaN check each step
   double expert_data_parallel_ = 1;            // ranks that shard the expert states

@@ -102,7 +102,8 @@ MemoryResult memory_result(const MemoryInputs& in, const MemoryReport& r, const 
                            in.layout.zero,  r.microbatches, to_string(in.layout.cp_comm),
                            in.layout.cp_a2a};
   m.training = TrainingSummary{in.model ? in.model->name : std::string(), to_string(in.training.precision),
-                               to_string(in.training.optimizer), in.training.seq_len, in.training.micro_batch};
+                               to_string(in.training.optimizer), in.training.seq_len, in.training.micro_batch,
+                               in.training.fp8_param_gather};
   if (all_stages) {
     m.stages.emplace();
     for (const auto& st : r.stages) m.stages->push_back(stage_report(st, r.activations_known));

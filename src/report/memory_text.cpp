@@ -183,8 +183,9 @@ std::string to_text(const MemoryResult& r, bool explain) {
   std::string out = fmt::format("Model {} on {}: tp {} x pp {} x cp {}{} x dp {}{}, ZeRO {}\n", name,
                                 format_quantity(l.gpus, "GPU", "GPUs"), l.tp, l.pp, l.cp, cp_comm_words(l), l.dp,
                                 l.ep > 1 ? fmt::format(" (ep {})", l.ep) : "", l.zero);
-  out += fmt::format("Training: {} precision, {} optimizer, sequence {}, micro-batch {}, {} per step{}\n",
-                     r.training.precision, r.training.optimizer, r.training.seq_len, r.training.micro_batch,
+  out += fmt::format("Training: {} precision{}, {} optimizer, sequence {}, micro-batch {}, {} per step{}\n",
+                     r.training.precision, r.training.fp8_param_gather ? " with fp8 parameters" : "",
+                     r.training.optimizer, r.training.seq_len, r.training.micro_batch,
                      format_quantity(l.microbatches, "microbatch", "microbatches"),
                      r.vocab_padded ? fmt::format(", vocabulary {} (as padded)", *r.vocab_padded) : "");
   out += gpu_line(r) + detail::framework_text(r.framework) + "\n";

@@ -46,6 +46,7 @@ void set_cluster(PlanInputs& in, const Cluster& c) {
   in.system = c.system;
   in.fabric = fabric_from_cluster(c);
   if (in.base.capacity_bytes <= 0) in.base.capacity_bytes = c.gpu.usable_memory_bytes;
+  in.base.gpu_fp8_any_layout = c.gpu.fp8_gemm_any_layout();
 }
 
 std::string layout_flags(const Plan& p) {

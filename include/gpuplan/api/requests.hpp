@@ -56,6 +56,7 @@ struct TrainingOptions {
   double moe_imbalance = 1.0;
   std::optional<double> moe_capacity_factor;   // none: dropless
   bool moe_pad_to_capacity = false;
+  bool fp8_param_gather = false;
   std::string moe_dispatcher = "alltoall";     // alltoall | flex (DeepEP or HybridEP)
   std::string framework = "megatron";          // megatron | deepspeed | torchtitan | nemo: the layouts it accepts
   bool compile = false;                        // the model runs under torch.compile

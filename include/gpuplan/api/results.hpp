@@ -104,6 +104,7 @@ struct LayoutSummary {
 struct TrainingSummary {
   std::string model, precision, optimizer;
   std::int64_t seq_len = 0, micro_batch = 0;
+  bool fp8_param_gather = false;   // the layers' Linear weights are fp8 parameters (--fp8-param-gather)
 };
 struct SuggestionReport {
   std::string change, description;
