@@ -172,7 +172,7 @@ std::string detail::suggestions_text(const MemoryResult& r, int most) {
     out += fmt::format("  {:<24} -> {} per GPU, {}. Cost: {}. ({})\n", f.change, in_gb(f.new_total),
                        headroom_text(r.usable, f.new_total), f.cost, f.description);
   }
-  if (left > 0) out += fmt::format("  and {} more: 'gpuplan memory' with the same options lists them\n", left);
+  if (left > 0) out += fmt::format("  and {} more: --json lists every one\n", left);
   return out;
 }
 

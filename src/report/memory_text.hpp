@@ -8,7 +8,7 @@
 namespace gpuplan::api::detail {
 
 // The cheapest single changes that make a job fit (or, when none does, the closest), one line each, at most
-// `most` of them.
+// `most` of them and a line saying how many more the JSON lists.
 std::string suggestions_text(const MemoryResult& r, int most);
 
 }  // namespace gpuplan::api::detail
