@@ -118,3 +118,20 @@ TEST(Fp8Weights, ParamGatherIsSuggestedWhereTheCopyDoesNotFit) {
   }
   EXPECT_TRUE(listed) << j.at("suggestions").dump();
 }
+
+// TE's GroupedLinear quantizes the experts' inputs under fp8 (split_quantize) and keeps those for the weight
+// gradient, as Linear does. Mixtral 8x7B at 4096 tokens, EP 8: each rank's experts take 4096 x top-2 = 8192 rows;
+// over its 32 layers the fc1 inputs are 8192 x 4096 and the down-projection inputs 8192 x 14336, one byte each.
+TEST(Fp8Weights, ExpertsKeepTheirQuantizedInputs) {
+  const auto r = run_cli("memory --model mixtral-8x7b --precision fp8 --gpus 8 --ep 8 --zero 1 --seq-len 4096 "
+                         "--explain --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  double fc1 = 0, down = 0;
+  for (const auto& t : j.at("per_gpu").at("terms")) {
+    if (t.at("name") == "dispatched tokens (expert fc1 input)") fc1 = t.at("bytes").get<double>();
+    if (t.at("name") == "expert down-projection input") down = t.at("bytes").get<double>();
+  }
+  EXPECT_DOUBLE_EQ(fc1, 32.0 * 8192 * 4096);
+  EXPECT_DOUBLE_EQ(down, 32.0 * 8192 * 14336);
+}

@@ -17,6 +17,8 @@ constexpr const char* kTeContextParallel =
     "Transformer Engine 2.8+ dot_product_attention/context_parallel.py (AttnFuncWithCPAndQKVOA2A, "
     "AttnFuncWithCPAndKVAllGather: saved out_part / out_per_step)";
 constexpr const char* kMoeShared = "Megatron-Core moe/shared_experts.py";
+constexpr const char* kTeGroupedFp8 =
+    "Transformer Engine 2.x module/grouped_linear.py and linear.py: under fp8 the quantized inputs are saved";
 
 double routed_tokens(const ActivationContext& c, const Shapes& x) {
   // With sequence parallelism each rank routes its own tokens and the expert-TP group gathers them; the busiest
@@ -40,10 +42,12 @@ void megatron_moe_terms(const ActivationContext& c, const Shapes& x, double seq_
   g.add("routing probabilities and map the dispatcher holds", (c.element_bytes + 1.0) * local_tokens * experts,
         kMoeDispatcher);
   g.add("token permutation indices (int64)", 16.0 * local_tokens * top_k, kMoeDispatcher);
-  g.add("dispatched tokens (expert fc1 input)", c.element_bytes * routed * x.hidden, kMoeExperts);
+  // Under fp8 TE's GroupedLinear keeps the inputs it quantized (split_quantize), as Linear does: one byte each.
+  const char* inputs_source = c.gemm_input_bytes < c.element_bytes ? kTeGroupedFp8 : kMoeExperts;
+  g.add("dispatched tokens (expert fc1 input)", c.gemm_input_bytes * routed * x.hidden, inputs_source);
   g.add(x.gated ? "expert gate and up outputs" : "expert fc1 output", up_outputs * c.element_bytes * routed * fe / c.etp,
         kMoeExperts);
-  g.add("expert down-projection input", c.element_bytes * routed * fe / c.etp, kMoeExperts);
+  g.add("expert down-projection input", c.gemm_input_bytes * routed * fe / c.etp, inputs_source);
   if (c.probs_in_activation) {
     g.add("routing probability of each dispatched token", c.element_bytes * routed, kMoeExperts);
   } else {
@@ -52,8 +56,11 @@ void megatron_moe_terms(const ActivationContext& c, const Shapes& x, double seq_
   }
   const double shared_f = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
   if (shared_f > 0) {
+    // Under fp8 the shared expert's fc1 keeps its own quantized copy of the router's input.
+    if (c.gemm_input_bytes < c.element_bytes)
+      g.add("shared expert fc1 input (fp8)", c.gemm_input_bytes * local_tokens * x.hidden, kTeGroupedFp8);
     g.add("shared expert up outputs", up_outputs * c.element_bytes * x.tokens * shared_f / c.tp, kMoeShared);
-    g.add("shared expert down-projection input", c.element_bytes * x.tokens * shared_f / c.tp, kMoeShared);
+    g.add("shared expert down-projection input", c.gemm_input_bytes * x.tokens * shared_f / c.tp, kMoeShared);
   }
 }
 
