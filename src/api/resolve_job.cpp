@@ -294,8 +294,7 @@ MemoryInputs resolve_memory_inputs(const ModelSource& model, const ModelOverride
     in.gpu_fp8_any_layout = catalog.gpu(in.gpu).fp8_gemm_any_layout();
   }
   in.layout.framework = choices::parse(choices::kFramework, training.framework, "training.framework");
-  if (in.training.fp8_param_gather && in.layout.framework != Framework::megatron &&
-      in.layout.framework != Framework::nemo)
+  if (in.training.fp8_param_gather && !runs_megatron_core(in.layout.framework))
     throw InputError("training.fp8_param_gather", std::string("under framework ") + training.framework,
                      "framework megatron or nemo (Megatron-LM's --fp8-param-gather)");
   if (!layout.impl) in.layout.impl = default_impl(in.layout.framework);

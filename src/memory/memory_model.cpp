@@ -102,9 +102,7 @@ ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_p
   // Transformer Engine's Linear, LayerNormLinear and LayerNormMLP save the fp8-cast input of each GEMM for the
   // weight gradient (transformer_engine/pytorch/module/linear.py, layernorm_linear.py, layernorm_mlp.py): the
   // norm inputs and the fc1 output keep their 16 bits.
-  const bool te_fp8 = tr.precision == Precision::fp8 && shape_.impl == Impl::megatron &&
-                      shape_.framework != Framework::torchtitan;
-  ctx.gemm_input_bytes = te_fp8 ? 1.0 : job_->element_bytes;
+  ctx.gemm_input_bytes = te_fp8() ? 1.0 : job_->element_bytes;
   ctx.dropout = tr.dropout > 0;
   ctx.attention = shape_.attention;
   ctx.selective = selective;
@@ -206,6 +204,11 @@ void MemoryModel::add_context_parallel_transients(const ActivationContext& ctx, 
       return;
     }
   }
+}
+
+bool MemoryModel::te_fp8() const {
+  return job_->inputs->training.precision == Precision::fp8 && shape_.impl == Impl::megatron &&
+         shape_.framework != Framework::torchtitan;
 }
 
 MemoryPeak MemoryModel::peak(const ActivationTable& acts, const MemoryVariant& v) const {

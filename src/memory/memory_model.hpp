@@ -119,6 +119,8 @@ class MemoryModel {
   // The layers' Linear weights a rank also keeps in fp8 (Transformer Engine under Megatron-Core), and the bytes
   // per weight that takes: 2 with a transposed copy where fp8 GEMMs take only TN, else 1.
   double fp8_linear_weights(const StageParams& stage, int zero, Offload offload) const;
+  // The layers' Linears run as Transformer Engine's under fp8 (megatron implementation, not torchtitan's torchao).
+  bool te_fp8() const;
   double fp8_weight_bytes() const;
   template <bool kExplain>
   void add_states(const StageParams& stage, const MemoryVariant& variant, std::vector<Term>* record,

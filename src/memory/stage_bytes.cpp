@@ -135,11 +135,10 @@ void add_weights(Tally<kRecord>& w, double weights, double fp8_linear, bool fp8_
 }  // namespace
 
 double MemoryModel::fp8_linear_weights(const StageParams& sp, int zero, Offload offload) const {
-  const MemoryInputs& in = *job_->inputs;
-  // Megatron-FSDP (ZeRO-3) and offloaded parameters are not priced this way.
-  const bool te_fp8 = in.training.precision == Precision::fp8 && shape_.impl == Impl::megatron &&
-                      runs_megatron_core(shape_.framework) && zero < 3 && offload != Offload::optimizer_and_params;
-  return te_fp8 ? sp.linear_weights : 0.0;
+  // Megatron-Core passes is_first_microbatch; Megatron-FSDP (ZeRO-3) and offloaded parameters are not priced this way.
+  const bool cached = te_fp8() && runs_megatron_core(shape_.framework) && zero < 3 &&
+                      offload != Offload::optimizer_and_params;
+  return cached ? sp.linear_weights : 0.0;
 }
 
 double MemoryModel::fp8_weight_bytes() const { return job_->inputs->gpu_fp8_any_layout ? 1.0 : 2.0; }

@@ -65,9 +65,8 @@ void add_offload_changes(const Layout& base, std::vector<Candidate>& candidates)
 // Under Transformer Engine's fp8 (Megatron-LM, NeMo) with the distributed optimizer: fp8 parameters drop the 16-bit
 // copy of the layers' Linear weights (--fp8-param-gather).
 void add_fp8_changes(const MemoryInputs& in, const Layout& base, std::vector<Candidate>& candidates) {
-  const bool megatron = base.framework == Framework::megatron || base.framework == Framework::nemo;
-  if (!in.model || in.training.precision != Precision::fp8 || in.training.fp8_param_gather || !megatron ||
-      base.impl != Impl::megatron || base.zero < 1 || base.zero == 3)
+  if (!in.model || in.training.precision != Precision::fp8 || in.training.fp8_param_gather ||
+      !runs_megatron_core(base.framework) || base.impl != Impl::megatron || base.zero < 1 || base.zero == 3)
     return;
   candidates.push_back({"--fp8-param-gather", "the layers' Linear weights as fp8 parameters, no 16-bit copy",
                         [](MemoryInputs& m) { m.training.fp8_param_gather = true; }});
