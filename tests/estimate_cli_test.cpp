@@ -128,3 +128,18 @@ TEST(EstimateCli, BadInputExitsTwoWithOneLine) {
     EXPECT_TRUE(r.out.empty()) << args;
   }
 }
+
+// The global batch left out means micro-batch x dp, one microbatch a step (the option's help): the bounds of
+// --explain must price that step, not an empty one.
+TEST(EstimateCli, BoundsOfTheDefaultGlobalBatch) {
+  auto bounds = [](const std::string& extra) {
+    const auto r =
+        run_cli("estimate --model llama-3.1-8b --system dgx-h100 --nodes 2 --zero 1 --tp 2 --explain --json " + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.status == 0 ? nlohmann::json::parse(r.out).at("bounds") : nlohmann::json::object();
+  };
+  const auto left_out = bounds(""), given = bounds("--global-batch 8");  // 16 GPUs / tp 2 = dp 8
+  ASSERT_GT(given.at("compute_s").get<double>(), 0);
+  for (const char* key : {"flops_per_gpu", "compute_s", "node_import_bytes", "network_s", "hbm_bytes_per_gpu"})
+    EXPECT_DOUBLE_EQ(left_out.at(key).get<double>(), given.at(key).get<double>()) << key;
+}

@@ -62,6 +62,11 @@ double node_bytes(Collective c, double bytes, const Spread& s) {
   return per_group * s.groups_per_node;
 }
 
+// Sequences per step: the global batch, or micro-batch x dp where it is left at 0 (no gradient accumulation).
+double step_sequences(const TrainingConfig& tr, const Layout& l) {
+  return static_cast<double>(tr.global_batch > 0 ? tr.global_batch : tr.micro_batch * l.dp);
+}
+
 struct NetworkJob {
   const EstimateInputs* in;
   Layout layout;
@@ -74,17 +79,22 @@ struct NetworkJob {
 // microbatch; below it the gradients are reduced once a step (and ZeRO-1/2 gather the updated weights).
 double data_parallel_bytes(const NetworkJob& j, const memory::StageParams& sp) {
   const TrainingConfig& tr = j.in->memory.training;
-  const double weight = perf::weight_wire_bytes(tr), grad = perf::gradient_wire_bytes(tr, j.layout);
+  const double grad = perf::gradient_wire_bytes(tr, j.layout);
+  const perf::GatheredWeightBytes gathered = perf::gathered_weight_bytes(tr, j.layout.framework, sp);
   double bytes = 0;
-  const std::pair<double, GroupPlacement> groups[] = {{sp.dense, j.placement.dp}, {sp.expert, j.placement.edp}};
-  for (const auto& [params, group] : groups) {
+  struct Group {
+    double params, weight_bytes;
+    GroupPlacement placement;
+  };
+  const Group groups[] = {{sp.dense, gathered.dense, j.placement.dp}, {sp.expert, gathered.expert, j.placement.edp}};
+  for (const auto& [params, weight_bytes, group] : groups) {
     const Spread s = spread_of(group, j.gpus_per_node);
     if (j.layout.zero == 3) {
-      bytes += j.microbatches * (2 * node_bytes(Collective::allgather, params * weight, s) +
+      bytes += j.microbatches * (2 * node_bytes(Collective::allgather, weight_bytes, s) +
                                  node_bytes(Collective::reducescatter, params * grad, s));
     } else {
       bytes += node_bytes(Collective::reducescatter, params * grad, s);
-      if (j.layout.zero >= 1) bytes += node_bytes(Collective::allgather, params * weight, s);
+      if (j.layout.zero >= 1) bytes += node_bytes(Collective::allgather, weight_bytes, s);
     }
   }
   return bytes;
@@ -151,7 +161,7 @@ double pipeline_bytes(const NetworkJob& j) {
 double node_import_bytes(const EstimateInputs& in, const Layout& l) {
   NetworkJob j{&in, l, {}, std::max(1, in.fabric.gpus_per_node), 0};
   j.placement = place_ranks(l, j.gpus_per_node, parse_order(in.time.order));
-  j.microbatches = static_cast<double>(in.memory.training.global_batch / (in.memory.training.micro_batch * l.dp));
+  j.microbatches = step_sequences(in.memory.training, l) / static_cast<double>(in.memory.training.micro_batch * l.dp);
   const ParamCounts counts = count_params(*in.memory.model);
   double most = 0;
   for (const memory::StageParams& sp : memory::stage_params(in.memory, l, &counts))
@@ -188,7 +198,7 @@ PhysicalBounds physical_bounds(const EstimateInputs& in) {
   const Layout& l = resolved.layout;
   // Causal attention computes half the s x s score and context products (what the kernels really do).
   const FlopsPerToken f = flops_per_token(m, tr.seq_len);
-  const double tokens = static_cast<double>(tr.global_batch) * static_cast<double>(tr.seq_len);
+  const double tokens = step_sequences(tr, l) * static_cast<double>(tr.seq_len);
   b.flops_per_gpu = (f.training - 1.5 * f.attention_forward - dropped_expert_flops_per_token(m, tr)) * tokens /
                     static_cast<double>(l.gpus);
   b.compute_s = b.flops_per_gpu / (perf::peak_tflops(tr, in.gpu) * 1e12);

@@ -134,7 +134,6 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   weight_bytes_ = weight_wire_bytes(tr);
   reduce_bytes_ = gradient_wire_bytes(tr, l);
   const bool megatron_ddp = runs_megatron_core(l.framework);
-  fp8_param_gather_ = megatron_ddp && tr.fp8_param_gather && tr.precision == Precision::fp8;
   grad_check_bytes_ = megatron_ddp && tr.grad_nan_check ? gradient_bytes_ : 0.0;
   const double etp = static_cast<double>(l.etp > 0 ? l.etp : l.tp);
   expert_data_parallel_ =
@@ -373,10 +372,8 @@ const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int fam
     return d;
   }
   const double g_dense = sp.dense * reduce_bytes_, g_expert = sp.expert * reduce_bytes_;
-  // --fp8-param-gather: the layers' Linear weights are gathered as fp8, one byte each (experts are all Linear).
-  const double fp8_dense = fp8_param_gather_ ? std::max(0.0, sp.linear_weights - sp.expert) : 0.0;
-  const double w_dense = (sp.dense - fp8_dense) * weight_bytes_ + fp8_dense;
-  const double w_expert = sp.expert * (fp8_param_gather_ ? 1.0 : weight_bytes_);
+  const GatheredWeightBytes gathered = gathered_weight_bytes(in_->memory.training, layout_.framework, sp);
+  const double w_dense = gathered.dense;
   CommMemo& coll = collective_;
   if (family == 0) {
     d.reduce_s = coll(Collective::allreduce, g_dense, placement_.dp) +
@@ -388,7 +385,7 @@ const StepModel::DpCollectives& StepModel::dp_collectives(std::size_t i, int fam
     d.reduce_s = coll(Collective::reducescatter, g_dense, placement_.dp) +
                  coll(Collective::reducescatter, g_expert, placement_.edp);
     d.gather_s = coll(Collective::allgather, w_dense, placement_.dp) +
-                 coll(Collective::allgather, w_expert, placement_.edp);
+                 coll(Collective::allgather, gathered.expert, placement_.edp);
     d.reduce_bucket_s = bucket_time(Collective::reducescatter, g_dense, full_reduce_bucket_s_[1]);
     d.gather_bucket_s = bucket_time(Collective::allgather, w_dense, full_gather_bucket_s_);
   }

@@ -35,6 +35,20 @@ inline double gradient_wire_bytes(const TrainingConfig& t, const Layout& l) {
   return l.framework == Framework::deepspeed ? weight_wire_bytes(t) : gradient_element_bytes(t, l.framework, l.zero);
 }
 
+// The bytes the data-parallel all-gather moves of a stage's dense and expert weights. Under Megatron-LM's
+// --fp8-param-gather the layers' Linear weights go as fp8, one byte each (experts are all Linear).
+struct GatheredWeightBytes {
+  double dense = 0, expert = 0;
+};
+inline GatheredWeightBytes gathered_weight_bytes(const TrainingConfig& t, Framework framework,
+                                                 const memory::StageParams& sp) {
+  const double weight = weight_wire_bytes(t);
+  if (!(t.fp8_param_gather && t.precision == Precision::fp8 && runs_megatron_core(framework)))
+    return {sp.dense * weight, sp.expert * weight};
+  const double fp8_dense = std::max(0.0, sp.linear_weights - sp.expert);
+  return {(sp.dense - fp8_dense) * weight + fp8_dense, sp.expert};
+}
+
 // The share of `params` elements a bucket of `bucket_elements` holds: what the last bucket's reduction leaves.
 inline double last_bucket_share(double bucket_elements, double params) {
   return std::min(1.0, bucket_elements / std::max(1.0, params));
@@ -203,7 +217,6 @@ class StepModel {
   // Per element, as accumulated and gathered. gradient_bytes_ is the layout's; only DeepSpeed's differs between
   // ZeRO stages (gradient_dtype), and its terms, like the optimizer's, take the variant's stage.
   double gradient_bytes_ = 0, weight_bytes_ = 0;
-  bool fp8_param_gather_ = false;                  // the layers' Linear weights gathered as fp8 (one byte)
   double reduce_bytes_ = 0;                        // per gradient element reduced (gradient_wire_bytes)
   double grad_check_bytes_ = 0;                    // per gradient element held, read by the NaN check each step
   double expert_data_parallel_ = 1;            // ranks that shard the expert states
