@@ -89,6 +89,13 @@ TEST(Fp8Weights, LaunchFilesCarryParamGather) {
   const auto read = run_cli("memory --from " + script + " --system dgx-h100 --json");
   ASSERT_EQ(read.status, 0) << read.err;
   EXPECT_TRUE(nlohmann::json::parse(read.out).at("training").at("fp8_param_gather").get<bool>());
+  // The same script in bf16: the file's --fp8-param-gather is refused under bf16 until it is turned off beside it.
+  const auto bf16 = run_cli("memory --from " + script + " --system dgx-h100 --precision bf16");
+  EXPECT_EQ(bf16.status, 2) << bf16.err;
+  EXPECT_NE(bf16.err.find("--no-fp8-param-gather"), std::string::npos) << bf16.err;
+  const auto off = run_cli("memory --from " + script + " --system dgx-h100 --precision bf16 --no-fp8-param-gather --json");
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_FALSE(nlohmann::json::parse(off.out).at("training").at("fp8_param_gather").get<bool>());
   // What --emit writes, each framework's way, reads back the same.
   const std::string job = "estimate --model llama-3.1-8b --precision fp8 --fp8-param-gather --system dgx-h100 "
                           "--nodes 1 --zero 1 ";

@@ -1,11 +1,12 @@
 // Launch files that cannot be read as written: `gpuplan estimate --from` stops with exit status 2 and one line
 // naming the file, the line and the option (truncated JSON or TOML, binary content, an unknown flag, options that
-// conflict, a value outside its choices).
+// conflict, a value outside its choices), and a script that leaves the vocabulary to the command line.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -163,4 +164,32 @@ TEST(LaunchBadFiles, AScriptWithoutTheTrainingCommandSaysWhatItLooksFor) {
   const auto r = estimate_from("train.sh", "#!/bin/bash\necho hello\n");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("pretrain_"), std::string::npos) << r.err;
+}
+
+TEST(LaunchBadFiles, AScriptWithoutAVocabularyTakesTheOneGivenBesideIt) {
+  const std::string model = kTorchrun + "  --num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 512 \\\n"
+                                        "  --max-position-embeddings 512 --micro-batch-size 1 --bf16";
+  const auto missing = estimate_from("train.sh", model + "\n");
+  EXPECT_EQ(missing.status, 2) << missing.err;
+  EXPECT_NE(missing.err.find("--vocab N"), std::string::npos) << missing.err;
+  // The command line gives --vocab as text; it was copied into the model as a string and refused ("an integer").
+  const auto beside = estimate_from("train.sh", model + "\n", "--vocab 1000 --json");
+  const auto inside = estimate_from("train.sh", model + " --vocab-size 1000\n", "--json");
+  ASSERT_EQ(beside.status, 0) << beside.err;
+  ASSERT_EQ(inside.status, 0) << inside.err;
+  const auto step_s = [](const std::string& json) { return nlohmann::json::parse(json).at("time").at("step_s"); };
+  EXPECT_EQ(step_s(beside.out), step_s(inside.out));
+}
+
+TEST(LaunchBadFiles, AJsonFileWithoutADeepSpeedKeyIsRefused) {
+  // Llama-2-7B's config.json (Hugging Face) given to --from instead of --model: DeepSpeed knows none of its keys.
+  const auto model = estimate_from("config.json", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                                                     "hidden_size": 4096, "num_hidden_layers": 32})",
+                                   "--model llama-3.1-8b");
+  EXPECT_EQ(model.status, 2) << model.err;
+  EXPECT_NE(model.err.find("a Hugging Face model config"), std::string::npos) << model.err;
+  EXPECT_NE(model.err.find("as --model"), std::string::npos) << model.err;
+  const auto empty = estimate_from("ds_config.json", "{}", "--model llama-3.1-8b");
+  EXPECT_EQ(empty.status, 2) << empty.err;
+  EXPECT_NE(empty.err.find("without any DeepSpeed key"), std::string::npos) << empty.err;
 }

@@ -7,6 +7,7 @@
 
 #include "framework/launch.hpp"
 #include "gpuplan/error.hpp"
+#include "gpuplan/units.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -20,10 +21,17 @@ const nlohmann::json* from_value(const nlohmann::json& request) {
   return nullptr;
 }
 
-bool given(const nlohmann::json& request, std::string_view option, std::string_view group) {
-  if (request.contains(std::string(option))) return true;
+// The option's value as the request gives it, flat (`option`) or nested (`group.option`); null when not given.
+const nlohmann::json* given_value(const nlohmann::json& request, std::string_view option, std::string_view group) {
+  if (const auto flat = request.find(std::string(option)); flat != request.end()) return &*flat;
   const auto nested = request.find(std::string(group));
-  return nested != request.end() && nested->is_object() && nested->contains(std::string(option));
+  if (nested == request.end() || !nested->is_object()) return nullptr;
+  const auto value = nested->find(std::string(option));
+  return value == nested->end() ? nullptr : &*value;
+}
+
+bool given(const nlohmann::json& request, std::string_view option, std::string_view group) {
+  return given_value(request, option, group) != nullptr;
 }
 
 bool has_option(Question question, std::string_view name) {
@@ -41,11 +49,16 @@ void supply_vocabulary(const nlohmann::json& request, nlohmann::json& options, c
   if (!options.contains("model") || !options["model"].is_object() || !options["model"].contains("config")) return;
   nlohmann::json& config = options["model"]["config"];
   if (config.contains("vocab_size")) return;
-  const auto vocab = request.find("vocab");
-  if (vocab == request.end())
+  const nlohmann::json* vocab = given_value(request, "vocab", "model_overrides");
+  if (vocab == nullptr)
     throw InputError("model_overrides.vocab", "(none): " + path + " does not state the vocabulary size",
                      "--vocab N (tokens before Megatron pads them)");
-  config["vocab_size"] = *vocab;
+  // The command line gives text, a JSON request a number: the model's config takes the count.
+  config["vocab_size"] = vocab->is_number_integer()
+                             ? vocab->get<std::int64_t>()
+                             : static_cast<std::int64_t>(parse_count(vocab->is_string() ? vocab->get<std::string>()
+                                                                                        : vocab->dump(),
+                                                                     "model_overrides.vocab"));
 }
 
 }  // namespace

@@ -103,6 +103,8 @@ void add_loss(FieldList& f, TrainingOptions& t) {
         "Megatron-LM, NeMo: --fp8-param-gather, the layers' Linear weights are fp8 parameters, gathered in fp8, "
         "with no 16-bit copy (needs --precision fp8 and --zero 1 or more)",
         kTraining);
+  f.add_negated(&t.fp8_param_gather, "no_fp8_param_gather", "training.fp8_param_gather",
+                "No fp8 parameters, the weights stay 16-bit (where a --from file sets --fp8-param-gather)", kTraining);
   f.add(&t.moe_imbalance, "moe_imbalance", "training.moe_imbalance",
         "MoE: tokens the busiest expert rank receives over its balanced share (default 1.0 = balanced)", kTraining,
         Bounds{.minimum = 1, .maximum = 1e4});

@@ -91,7 +91,8 @@ TrainingConfig resolve_training(const TrainingOptions& t) {
   c.fp8_param_gather = t.fp8_param_gather;
   if (c.fp8_param_gather && c.precision != Precision::fp8)
     throw InputError("training.fp8_param_gather", std::string("with precision ") + to_string(c.precision),
-                     "precision fp8 (Transformer Engine makes fp8 parameters only under fp8 training)");
+                     "precision fp8 (Transformer Engine makes fp8 parameters only under fp8 training), "
+                     "or --no-fp8-param-gather");
   c.moe_dispatcher = moe_dispatcher(t.moe_dispatcher);
   c.compile = t.compile;
   if (c.moe_pad_to_capacity && c.moe_dispatcher == MoeDispatcher::flex)

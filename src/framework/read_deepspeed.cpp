@@ -246,12 +246,27 @@ void read_parallelism(const json& config, LaunchConfig& out) {
     out.not_understood.push_back("sequence_parallel_size (Ulysses sequence parallelism is not modelled)");
 }
 
+// A JSON object none of whose keys DeepSpeed knows is another file (DeepSpeed itself would stop at its batch size):
+// most often a model's config.json given to --from instead of --model.
+void refuse_foreign_json(std::string_view path, const json& config) {
+  for (const auto& item : config.items())
+    if (deepspeed_top_level_key(item.key())) return;
+  const bool hugging_face = config.contains("model_type") || config.contains("architectures");
+  throw InputError(std::string(path),
+                   hugging_face ? "a Hugging Face model config (model_type, architectures), not a launch config"
+                                : "a JSON object without any DeepSpeed key",
+                   hugging_face ? "the model's config.json as --model, a ds_config.json as --from"
+                                : "a ds_config.json (train_batch_size or train_micro_batch_size_per_gpu, "
+                                  "zero_optimization, bf16, ...)");
+}
+
 }  // namespace
 
 LaunchConfig read_deepspeed_config(std::string_view path, std::string_view text) {
   const json config = parse(path, text);
   if (!config.is_object())
     throw InputError(std::string(path), std::string("a JSON ") + config.type_name(), "a ds_config.json object");
+  refuse_foreign_json(path, config);
   LaunchConfig out;
   out.framework = Framework::deepspeed;
   out.format = "DeepSpeed ds_config.json";
