@@ -222,3 +222,41 @@ TEST(SizeSweep, TheMoeHostSynchronizationIsWarnedOnce) {
   EXPECT_EQ(moe_warnings(api::run(moe)), 0);
   EXPECT_EQ(moe_warnings(api::run(small_sweep())), 0);
 }
+
+// A point whose MFU, counting causal attention's FLOPs, is above the best published for its GPU is warned of, as
+// estimate and plan warn of one: one warning per system, counting its points. The H100's best published figure is
+// 53.4 % (NVIDIA DGX Cloud Benchmarking, Llama 3.1 8B on 8 H100, 12.78 s per 128 x 8192-token step).
+TEST(SizeSweep, AnMfuAboveTheBestPublishedIsWarnedPerSystem) {
+  api::SizeRequest r;
+  r.model.name_or_path = "llama-3.1-70b";
+  r.tokens = "2T";
+  r.training.seq_len = 8192;
+  r.global_batch_tokens = "16M";
+  r.systems = {"dgx-h100"};
+  r.nodes = "1:4";
+  const api::SizeResult result = api::run(r);
+  int above = 0, fitting = 0;
+  for (const api::SizePoint& p : result.points) {
+    if (!p.fits) continue;
+    ++fitting;
+    // The point's causal MFU is the one `gpuplan estimate` reports for its layout.
+    const auto run = run_cli(p.command.substr(std::string("gpuplan ").size()) + " --json");
+    ASSERT_EQ(run.status, 0) << p.command << run.err;
+    EXPECT_NEAR(nlohmann::json::parse(run.out)["throughput"]["mfu_causal"].get<double>(), p.mfu_causal, 1e-9);
+    EXPECT_LT(p.mfu_causal, p.mfu);   // half of the attention's score and context FLOPs left out
+    above += p.mfu_causal > 0.534 ? 1 : 0;
+  }
+  ASSERT_GT(above, 0);
+  int warned = 0;
+  for (const std::string& w : result.warnings)
+    if (w.find("MFU above the best published") != std::string::npos) {
+      ++warned;
+      EXPECT_EQ(w.rfind("dgx-h100: " + std::to_string(above) + " of its " + std::to_string(fitting) + " points", 0),
+                0u) << w;
+    }
+  EXPECT_EQ(warned, 1);
+  // The B200, whose catalog entry has no published MFU: nothing to hold its points against.
+  r.systems = {"dgx-b200"};
+  for (const std::string& w : api::run(r).warnings)
+    EXPECT_EQ(w.find("MFU above the best published"), std::string::npos) << w;
+}

@@ -31,6 +31,33 @@ void price_point(const SizeRequest& r, const SizeSweep& s, SizedPoint& p) {
   point.meets_deadline = !s.deadline_days || point.days <= *s.deadline_days;
 }
 
+// The points of each system whose predicted MFU (counting causal attention's FLOPs) is above the best published
+// for its GPU, as `estimate` and `plan` warn of one: those step times are optimistic. One warning per system.
+std::vector<std::string> mfu_warnings(const SizeSweep& s, const std::vector<SizedPoint>& points) {
+  std::vector<std::string> out;
+  for (const std::string& system : s.systems) {
+    int above = 0, priced = 0;
+    const SizedPoint* highest = nullptr;
+    for (const SizedPoint& p : points) {
+      if (p.point.system != system || !p.point.fits) continue;
+      ++priced;
+      if (p.gpu.best_published_mfu_causal <= 0 || p.point.mfu_causal <= p.gpu.best_published_mfu_causal) continue;
+      ++above;
+      if (highest == nullptr || p.point.mfu_causal > highest->point.mfu_causal) highest = &p;
+    }
+    if (highest == nullptr) continue;
+    const GpuSpec& gpu = highest->gpu;
+    const auto source = gpu.field_sources.find("best_published_mfu_causal");
+    out.push_back(fmt::format(
+        "{}: {} of its {} points predict an MFU above the best published for {} ({:.1f} % counting causal "
+        "attention's FLOPs, {}), up to {:.1f} % at {}: treat those step times as optimistic",
+        system, above, priced, gpu.name, 100 * gpu.best_published_mfu_causal,
+        source == gpu.field_sources.end() ? "catalog" : source->second, 100 * highest->point.mfu_causal,
+        format_quantity(highest->point.nodes, "node", "nodes")));
+  }
+  return out;
+}
+
 // Cost when every system has a price, else GPU-hours: the second axis of the front and of "cheapest".
 bool every_system_priced(const SizeSweep& s) { return s.prices.size() == s.systems.size(); }
 
@@ -121,6 +148,7 @@ SizeResult size_answers(const SizeRequest& r, const SizeSweep& s, std::vector<Si
   out.headlines = headlines(s, points);
   out.notes = size_notes(r, s, points);
   out.warnings = s.warnings;
+  for (std::string& w : mfu_warnings(s, points)) out.warnings.push_back(std::move(w));
   if (r.explain) out.explanation = explain_curves(s, points);
   if (r.chart) out.chart_svg = size_chart_svg(out);
   return out;

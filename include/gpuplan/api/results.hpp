@@ -286,6 +286,7 @@ struct SizePoint {
   std::string network_tier;                    // "one node", "leaf", "spine", "core", or "" when not stated
   double nic_GBps = 0;                         // scale-out per GPU, one direction, after oversubscription
   double step_s = 0, tokens_per_s = 0, mfu = 0, bubble_fraction = 0;
+  double mfu_causal = 0;                       // mfu with causal attention's score and context FLOPs halved
   double days = 0, gpu_hours = 0, energy_MWh = 0;
   std::optional<double> cost_dollars;          // with a price for the system
   bool pareto = false;                         // on the time-versus-cost front
