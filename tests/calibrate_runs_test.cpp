@@ -46,12 +46,14 @@ std::vector<MeasuredRun> measured(const std::vector<api::detail::RunRecord>& rec
   return runs;
 }
 
-// Calibrated on runs[i] alone, the model must predict every other run of the set better than uncalibrated. Where
+// Calibrated on runs[i] alone, the model must predict every other run of the set better than uncalibrated. For
+// runs of one recipe at different scales (`one_recipe`: DGX Cloud's tables, whose times differ by up to 3 %) where
 // the uncalibrated model is already within 1 % of them, or closer to them on average than the calibration run's own
-// measured time is (runs of one recipe at different scales differ by up to 3 % in DGX Cloud's tables), one run's
-// measurement noise cannot improve on it: the calibrated model must then stay within 1 %, or within the largest of
-// those differences.
-void expect_one_run_calibrates(const std::vector<MeasuredRun>& runs, std::size_t i, const char* set) {
+// measured time is, one run's measurement noise cannot improve on it: the calibrated model must then stay within
+// 1 %, or within the largest of those differences. Runs of different layouts and models (vTrain) have no such
+// allowance: their times differ by the layout, not by noise.
+void expect_one_run_calibrates(const std::vector<MeasuredRun>& runs, std::size_t i, const char* set,
+                               bool one_recipe) {
   constexpr double kAlreadyWithin = 0.01;
   const PerfConstants start = *runs[i].inputs.perf;
   const PerfConstants fitted = fit_perf_constants({runs[i]}, start, run_calibration_parameters(), 0.02);
@@ -64,7 +66,7 @@ void expect_one_run_calibrates(const std::vector<MeasuredRun>& runs, std::size_t
     spread_max = std::max(spread_max, d);
   }
   const double before = mean_abs_percentage_error(rest, start), after = mean_abs_percentage_error(rest, fitted);
-  if (before > std::max(kAlreadyWithin, spread_mean))
+  if (!one_recipe || before > std::max(kAlreadyWithin, spread_mean))
     EXPECT_LT(after, before) << set << ": calibrated on " << runs[i].label;
   else
     EXPECT_LE(after, std::max(kAlreadyWithin, spread_max)) << set << ": calibrated on " << runs[i].label;
@@ -84,7 +86,7 @@ TEST(CalibrateRuns, OneVTrainRunPredictsTheRestBetter) {
   const auto runs = measured(api::detail::read_runs(file(kValidation + "a100-megatron-single-node-steps.csv"), defaults));
   ASSERT_EQ(runs.size(), 1440u);  // the source's row count (a100-megatron-single-node-steps.source.md)
   EXPECT_NEAR(runs[0].step_s, 0.372160408, 1e-12);  // its first row, in ms in the file
-  for (std::size_t i : {std::size_t{0}, std::size_t{719}, std::size_t{1439}}) expect_one_run_calibrates(runs, i, "vTrain");
+  for (std::size_t i : {std::size_t{0}, std::size_t{719}, std::size_t{1439}}) expect_one_run_calibrates(runs, i, "vTrain", false);
 }
 
 // NVIDIA's DGX Cloud H100 recipes (validation/data/dgxc-h100-bf16.csv, its own columns): per model, one run of
@@ -115,7 +117,7 @@ TEST(CalibrateRuns, OneDgxCloudRunPredictsTheRestOfItsModelAndReleaseBetter) {
   ASSERT_EQ(newer_release_by_model.size(), 4u);  // GPT-3 175B, Llama 3.1 8B, 70B, 405B
   for (const auto& [model, runs] : newer_release_by_model) {
     ASSERT_GE(runs.size(), 3u) << model;
-    expect_one_run_calibrates(runs, 0, model.c_str());
+    expect_one_run_calibrates(runs, 0, model.c_str(), true);
   }
 }
 
