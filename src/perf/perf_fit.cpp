@@ -14,8 +14,8 @@ namespace {
 // Bounds (docs/estimate.md, "Calibrate from your runs"): GEMMs reach 0.5-1.3x the efficiency the model assumes
 // (capped at the peak where it is applied); collectives reach 30-100 % of the modelled speed (never faster than
 // the wire the model prices); the host adds up to 5 ms per microbatch and stage. The host bound also keeps one run
-// from explaining all of its error as host time: at 50 ms, vTrain's last run calibrated alone put 7.4 ms there and
-// predicted the other 1,439 runs worse than the uncalibrated model (30.0 % against 28.1 %; 23.3 % at 5 ms).
+// from explaining all of its error as host time: with a 50 ms bound, vTrain's last run calibrated alone predicted
+// the other 1,439 runs worse than the uncalibrated model (30.0 % against 28.1 %; 23.3 % at 5 ms).
 constexpr FitParameter kRunParameters[] = {
     {"compute_efficiency_scale", &PerfConstants::compute_efficiency_scale, 0.5, 1.3},
     {"comm_intra_efficiency", &PerfConstants::comm_intra_efficiency, 0.3, 1.0},
