@@ -57,9 +57,10 @@ std::string term_note(std::string_view name, std::int64_t gpus) {
                        "sustain different speeds (gpu_speed_spread in data/perf.json; Sinha et al., SC'22)\n",
                        gpus);
   if (name == "pp_comm")
-    return "  pp_comm: the pipeline's sends and receives on the critical path; under Megatron-LM's and NeMo's "
-           "interleaved schedule (overlap_p2p_comm) only the fill's and the drain's wait, the others run beside the "
-           "chunks' compute and cost what they slow it by (--no-pp-overlap waits for each)\n";
+    return "  pp_comm: the pipeline's sends and receives on the critical path: under the 1F1B schedule every one "
+           "is waited for; under Megatron-LM's and NeMo's interleaved schedule (overlap_p2p_comm) only the fill's "
+           "and the drain's, the others run beside the chunks' compute and cost what they slow it by "
+           "(--no-pp-overlap waits for each)\n";
   if (name == "ep_comm")
     return "  ep_comm: each MoE layer's token dispatch and combine over the expert-parallel group, forward, backward "
            "and again for recomputed layers, not overlapped with compute (all-to-all: a copy per routed expert; "
