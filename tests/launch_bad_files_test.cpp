@@ -193,3 +193,11 @@ TEST(LaunchBadFiles, AJsonFileWithoutADeepSpeedKeyIsRefused) {
   EXPECT_EQ(empty.status, 2) << empty.err;
   EXPECT_NE(empty.err.find("without any DeepSpeed key"), std::string::npos) << empty.err;
 }
+
+TEST(LaunchBadFiles, AYamlConfigSaysItIsNotRead) {
+  const auto r = estimate_from("llama3_8b.yaml", "trainer:\n  num_nodes: 8\nmodel:\n  micro_batch_size: 1\n",
+                               "--model llama-3.1-8b");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("a YAML config"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NeMo 2 recipe"), std::string::npos) << r.err;
+}

@@ -83,6 +83,12 @@ Framework detect_format(std::string_view path, std::string_view text) {
 LaunchConfig read_launch_config(std::string_view path, std::string_view text) {
   if (text.find('\0') != std::string_view::npos)
     throw InputError(std::string(path), "binary content (a NUL byte)", "a launch script, ds_config.json, TOML or NeMo recipe");
+  // NeMo 1's launcher and Megatron-Bridge's overrides are YAML; read as a shell script, such a file would only be
+  // said to lack a pretrain_*.py command.
+  if (ends_with(path, ".yaml") || ends_with(path, ".yml"))
+    throw InputError(std::string(path), "a YAML config (NeMo launcher or Megatron-Bridge), which gpuplan does not read",
+                     "a Megatron-LM launch script, a DeepSpeed ds_config.json, a torchtitan TOML or a NeMo 2 recipe "
+                     "(.py); give the layout as options instead");
   LaunchConfig config;
   switch (detect_format(path, text)) {
     case Framework::deepspeed: config = read_deepspeed_config(path, text); break;
