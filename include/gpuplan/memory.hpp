@@ -120,6 +120,12 @@ struct Layout {
   std::int64_t last_stage_layers = -1;
 };
 
+// Microbatches each pipeline runs per step: the global batch over micro-batch x dp, or one where the global batch
+// is left at 0 (no gradient accumulation).
+inline std::int64_t microbatches_per_step(std::int64_t global_batch, std::int64_t micro_batch, std::int64_t dp) {
+  return global_batch > 0 ? global_batch / (micro_batch * dp) : 1;
+}
+
 // Whether the model runs under torch.compile: with --compile, and under torchtitan's asynchronous TP (--tp-overlap
 // with TP > 1), which runs only in a compiled model (torchtitan/distributed/tensor_parallel.py). The step model and
 // the torchtitan launch files both follow it.

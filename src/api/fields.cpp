@@ -58,14 +58,6 @@ std::string shown(const json& v) { return v.is_string() ? "'" + v.get<std::strin
   throw InputError(std::string(path), shown(v), std::string(accepted));
 }
 
-// Every integer option is a count, read by the one count parser (parse_count: 4096, 1e6, 8K, 8Ki), from text or
-// from a JSON number alike.
-std::int64_t to_integer(const json& v, std::string_view path) {
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) return static_cast<std::int64_t>(parse_count(v.dump(), path));
-  if (!v.is_string()) throw InputError(std::string(path), shown(v) + " is not a number", std::string(kCountsAccepted));
-  return static_cast<std::int64_t>(parse_count(v.get_ref<const std::string&>(), path));
-}
 
 double to_number(const json& v, std::string_view path) {
   constexpr const char* kAccepted = "a number";
@@ -262,6 +254,15 @@ void read_object(const FieldList& fields, const json& object, const std::string&
 }
 
 }  // namespace
+
+// Every integer option is a count, read by the one count parser (parse_count: 4096, 1e6, 8K, 8Ki), from text or
+// from a JSON number alike.
+std::int64_t to_integer(const json& v, std::string_view path) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) return static_cast<std::int64_t>(parse_count(v.dump(), path));
+  if (!v.is_string()) throw InputError(std::string(path), shown(v) + " is not a number", std::string(kCountsAccepted));
+  return static_cast<std::int64_t>(parse_count(v.get_ref<const std::string&>(), path));
+}
 
 }  // namespace gpuplan::api::detail
 

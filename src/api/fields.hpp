@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -67,6 +68,10 @@ template <typename Request>
 void check_bounds(const Request& request) {
   check_bounds(fields_of(const_cast<Request&>(request)));  // only read through the fields
 }
+
+// An integer option's value, from a JSON number or from text as the command line gives it (parse_count: 4096, 1e6,
+// 8K, 8Ki); throws InputError naming `path`.
+std::int64_t to_integer(const nlohmann::json& value, std::string_view path);
 
 // Writes every field that is set, nested by path.
 nlohmann::ordered_json write_fields(const FieldList& fields);

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "api/fields.hpp"
 #include "framework/launch.hpp"
 #include "gpuplan/error.hpp"
-#include "gpuplan/units.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -54,11 +54,7 @@ void supply_vocabulary(const nlohmann::json& request, nlohmann::json& options, c
     throw InputError("model_overrides.vocab", "(none): " + path + " does not state the vocabulary size",
                      "--vocab N (tokens before Megatron pads them)");
   // The command line gives text, a JSON request a number: the model's config takes the count.
-  config["vocab_size"] = vocab->is_number_integer()
-                             ? vocab->get<std::int64_t>()
-                             : static_cast<std::int64_t>(parse_count(vocab->is_string() ? vocab->get<std::string>()
-                                                                                        : vocab->dump(),
-                                                                     "model_overrides.vocab"));
+  config["vocab_size"] = to_integer(*vocab, "model_overrides.vocab");
 }
 
 }  // namespace

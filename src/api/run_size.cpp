@@ -138,7 +138,6 @@ detail::SizedPoint size_point(const SizeRequest& r, const SizeSweep& s, const st
   out.point.tokens_per_s = report.throughput.tokens_per_s;
   out.point.mfu = report.throughput.mfu;
   out.point.mfu_causal = report.throughput.mfu_causal;
-  out.gpu = setup.cluster.gpu;
   for (const auto& [name, seconds] : report.time.breakdown)
     if (name == "pipeline_bubble") out.point.bubble_fraction = seconds / report.time.step_s;
   out.breakdown = report.time.breakdown;

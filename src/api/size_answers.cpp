@@ -36,17 +36,18 @@ void price_point(const SizeRequest& r, const SizeSweep& s, SizedPoint& p) {
 std::vector<std::string> mfu_warnings(const SizeSweep& s, const std::vector<SizedPoint>& points) {
   std::vector<std::string> out;
   for (const std::string& system : s.systems) {
+    const GpuSpec& gpu = s.catalog->gpu(s.catalog->system(system).gpu);
+    if (gpu.best_published_mfu_causal <= 0) continue;
     int above = 0, priced = 0;
     const SizedPoint* highest = nullptr;
     for (const SizedPoint& p : points) {
       if (p.point.system != system || !p.point.fits) continue;
       ++priced;
-      if (p.gpu.best_published_mfu_causal <= 0 || p.point.mfu_causal <= p.gpu.best_published_mfu_causal) continue;
+      if (p.point.mfu_causal <= gpu.best_published_mfu_causal) continue;
       ++above;
       if (highest == nullptr || p.point.mfu_causal > highest->point.mfu_causal) highest = &p;
     }
     if (highest == nullptr) continue;
-    const GpuSpec& gpu = highest->gpu;
     const auto source = gpu.field_sources.find("best_published_mfu_causal");
     out.push_back(fmt::format(
         "{}: {} of its {} points predict an MFU above the best published for {} ({:.1f} % counting causal "

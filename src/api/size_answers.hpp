@@ -35,7 +35,6 @@ struct SizedPoint {
   double board_power_W = 0;
   std::optional<double> host_overhead;        // from the system's datasheet power
   NamedSeconds breakdown;                     // the winner's step-time terms
-  GpuSpec gpu;                                // its GPU: the best published MFU to hold the winner's against
 };
 
 SizeResult size_answers(const SizeRequest& request, const SizeSweep& sweep, std::vector<SizedPoint>& points);

@@ -80,8 +80,7 @@ MemoryModel::MemoryModel(const MemoryJob& job, const Layout& shape, std::vector<
 }
 
 std::int64_t MemoryModel::microbatches(std::int64_t micro_batch) const {
-  const std::int64_t global_batch = job_->inputs->training.global_batch;
-  return global_batch > 0 ? global_batch / (micro_batch * shape_.dp) : 1;
+  return microbatches_per_step(job_->inputs->training.global_batch, micro_batch, shape_.dp);
 }
 
 ActivationContext MemoryModel::context(std::int64_t micro_batch, bool sequence_parallel, bool selective) const {

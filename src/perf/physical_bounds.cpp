@@ -62,9 +62,9 @@ double node_bytes(Collective c, double bytes, const Spread& s) {
   return per_group * s.groups_per_node;
 }
 
-// Sequences per step: the global batch, or micro-batch x dp where it is left at 0 (no gradient accumulation).
+// Sequences per step: each data-parallel replica's microbatches of micro_batch sequences.
 double step_sequences(const TrainingConfig& tr, const Layout& l) {
-  return static_cast<double>(tr.global_batch > 0 ? tr.global_batch : tr.micro_batch * l.dp);
+  return static_cast<double>(microbatches_per_step(tr.global_batch, tr.micro_batch, l.dp) * tr.micro_batch * l.dp);
 }
 
 struct NetworkJob {
@@ -161,7 +161,8 @@ double pipeline_bytes(const NetworkJob& j) {
 double node_import_bytes(const EstimateInputs& in, const Layout& l) {
   NetworkJob j{&in, l, {}, std::max(1, in.fabric.gpus_per_node), 0};
   j.placement = place_ranks(l, j.gpus_per_node, parse_order(in.time.order));
-  j.microbatches = step_sequences(in.memory.training, l) / static_cast<double>(in.memory.training.micro_batch * l.dp);
+  const TrainingConfig& tr = in.memory.training;
+  j.microbatches = static_cast<double>(microbatches_per_step(tr.global_batch, tr.micro_batch, l.dp));
   const ParamCounts counts = count_params(*in.memory.model);
   double most = 0;
   for (const memory::StageParams& sp : memory::stage_params(in.memory, l, &counts))

@@ -128,7 +128,7 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
 
   const LayerCosts costs = price_compute(mc, s, compute_memo);
   // Microbatches per pipeline and step, as estimate_memory counts them.
-  microbatches_ = static_cast<double>(tr.global_batch > 0 ? tr.global_batch / (tr.micro_batch * l.dp) : 1);
+  microbatches_ = static_cast<double>(microbatches_per_step(tr.global_batch, tr.micro_batch, l.dp));
   virtual_stages_ = static_cast<double>(l.schedule == PpSchedule::interleaved ? l.vpp : 1);
   gradient_bytes_ = gradient_element_bytes(tr, l.framework, l.zero);
   weight_bytes_ = weight_wire_bytes(tr);
