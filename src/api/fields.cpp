@@ -186,6 +186,8 @@ ordered_json model_json(const ModelSource& m) {
 }
 
 // The value of a field as JSON; null when it is not set.
+}  // namespace
+
 ordered_json value_json(const Slot& slot) {
   return std::visit(
       [](auto* value) -> ordered_json {
@@ -205,6 +207,8 @@ ordered_json value_json(const Slot& slot) {
       },
       slot);
 }
+
+namespace {
 
 const Field* find_by_name(const FieldList& fields, std::string_view name) {
   for (const auto& f : fields.fields())

@@ -73,6 +73,9 @@ void check_bounds(const Request& request) {
 // 8K, 8Ki); throws InputError naming `path`.
 std::int64_t to_integer(const nlohmann::json& value, std::string_view path);
 
+// A field's value as JSON (null when not set), as write_fields writes it.
+nlohmann::ordered_json value_json(const Slot& slot);
+
 // Writes every field that is set, nested by path.
 nlohmann::ordered_json write_fields(const FieldList& fields);
 

@@ -81,8 +81,8 @@ nlohmann::json launch_options(Question question, const nlohmann::json& request) 
   if (!options.contains("model") && !given(request, "model", "model") && !given(request, "params", "params"))
     throw InputError("model", "(none): " + path + " does not name the model",
                      "--model NAME (a catalog model, or a config.json)");
-  if (given(request, "model", "model")) options.erase("model");
-  else supply_vocabulary(request, options, path);
+  // A model given beside the file replaces the file's (read after it); the file's stays here for the report.
+  if (!given(request, "model", "model")) supply_vocabulary(request, options, path);
   return options;
 }
 

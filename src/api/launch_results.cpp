@@ -17,6 +17,9 @@ std::optional<LaunchReadReport> launch_report(const LaunchOptions& launch) {
   report.framework = std::string(framework::name_of(config.framework));
   report.understood = config.understood;
   report.not_understood = config.not_understood;
+  // The request got here with the vocabulary (or the whole model) given beside the file: changed_beside says which.
+  std::erase(report.not_understood, std::string(framework::kVocabularyNotStated));
+  report.changed_beside = launch.changed_beside;
   report.issues = config.issues;
   return report;
 }

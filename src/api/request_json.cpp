@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "api/fields.hpp"
+#include "api/launch_beside.hpp"
 #include "api/launch_request.hpp"
 
 namespace gpuplan::api {
@@ -41,11 +42,14 @@ template <typename Request>
 Request request_from(const nlohmann::json& document, std::optional<Question> question = std::nullopt) {
   Request request;
   const detail::FieldList fields = detail::fields_of(request);
+  nlohmann::json from_file;
   if (question) {
-    const nlohmann::json from_file = detail::launch_options(*question, document);
+    from_file = detail::launch_options(*question, document);
     if (!from_file.empty()) detail::read_fields(fields, from_file);
   }
   detail::read_fields(fields, document);
+  if constexpr (requires { request.launch.changed_beside; })
+    request.launch.changed_beside = detail::changed_beside(from_file, request);
   return request;
 }
 

@@ -77,7 +77,8 @@ GPUPLAN_MEMBERS(FrameworkReport, member("name", &T::name), member("release", &T:
                 member("rewrites", &T::rewrites));
 GPUPLAN_MEMBERS(LaunchReadReport, member("file", &T::file), member("format", &T::format),
                 member("framework", &T::framework), member("understood", &T::understood),
-                member("not_understood", &T::not_understood), member("issues", &T::issues));
+                member("not_understood", &T::not_understood), member("changed_beside", &T::changed_beside),
+                member("issues", &T::issues));
 GPUPLAN_MEMBERS(LaunchFileReport, member("name", &T::name), member("text", &T::text));
 GPUPLAN_MEMBERS(MemoryResult, member("per_gpu", &T::per_gpu), member("host", &T::host), member("nvme", &T::nvme),
                 member("capacity", &T::capacity), member("usable", &T::usable),

@@ -36,6 +36,11 @@ struct LaunchConfig {
   std::vector<std::string> errors;
 };
 
+// The report line of a Megatron-LM script that builds its model without stating the vocabulary: a request that
+// reads such a file goes on only with --vocab (or --model) given beside it, and its report then drops the line.
+inline constexpr std::string_view kVocabularyNotStated =
+    "the vocabulary: neither --vocab-size nor a tokenizer of known size; give --vocab";
+
 // Reads a launch configuration; the format follows from the file name and its text (detect_format). InputError
 // names the file and line for text no reader accepts.
 LaunchConfig read_launch_config(std::string_view path, std::string_view text);

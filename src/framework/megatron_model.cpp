@@ -119,7 +119,7 @@ void read_megatron_model(MegatronArgs& args, const std::string& origin, LaunchCo
   }
   else if (const auto vocab = vocabulary(args, out)) model["vocab_size"] = *vocab;
   if (!model.contains("vocab_size"))
-    out.not_understood.push_back("the vocabulary: neither --vocab-size nor a tokenizer of known size; give --vocab");
+    out.not_understood.emplace_back(kVocabularyNotStated);
   if (args.has("mtp_num_layers"))
     out.not_understood.push_back(args.where("mtp_num_layers") + " (multi-token prediction layers are not modelled)");
   take(out, out.model, "model", json{{"name_or_path", origin}, {"config", model}},

@@ -17,6 +17,7 @@ std::string launch_read_text(const std::optional<LaunchReadReport>& report) {
   std::string out = fmt::format("\nRead {} ({}, framework {}):\n", report->file, report->format, report->framework);
   for (const std::string& line : report->understood) out += fmt::format("  took       {}\n", line);
   for (const std::string& line : report->not_understood) out += fmt::format("  not taken  {}\n", line);
+  for (const std::string& line : report->changed_beside) out += fmt::format("  beside it  {}\n", line);
   if (!report->issues.empty()) out += fmt::format("{} would reject the file as written:\n", report->framework);
   for (const std::string& line : report->issues) out += fmt::format("  - {}\n", line);
   return out;

@@ -74,6 +74,9 @@ struct LaunchOptions {
   std::optional<FileInput> from;
   std::optional<std::string> emit;             // megatron | deepspeed | torchtitan | nemo: write its launch files
   std::optional<std::string> out;              // folder the host writes them to (none: they are in the result only)
+  // The file's settings that options given beside it changed ("seq_len 4096 instead of the file's 512"): filled by
+  // from_json, which sees both; not an option itself.
+  std::vector<std::string> changed_beside;
   bool operator==(const LaunchOptions&) const = default;
 };
 

@@ -136,6 +136,7 @@ struct LaunchReadReport {
   std::string file, format, framework;
   std::vector<std::string> understood;         // "line 52: --tensor-model-parallel-size 8 -> tp 8"
   std::vector<std::string> not_understood;     // options that matter and are not modelled, or values not stated
+  std::vector<std::string> changed_beside;     // the file's settings that options given beside it changed
   std::vector<std::string> issues;             // what the framework rejects as written
 };
 // One launch file written for a layout (--emit).

@@ -1,0 +1,78 @@
+// Options given beside a launch file win over the file's (`estimate --from FILE --tp 4`); the file's report then
+// says which of its settings were not used, and a script's missing vocabulary, once given beside it, is no longer
+// listed as not taken. Every expected line follows from the script written here and the options given.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.hpp"
+
+using gpuplan::test::run_cli;
+
+namespace {
+
+// A Megatron-LM script that builds a 2-layer model on 8 GPUs with TP 2, sequence parallelism and a 512 sequence.
+const std::string kScript =
+    "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+    "  --num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 512 \\\n"
+    "  --max-position-embeddings 512 --micro-batch-size 1 --bf16 \\\n"
+    "  --tensor-model-parallel-size 2 --sequence-parallel";
+
+gpuplan::test::CliRun estimate_from(const std::string& text, const std::string& extra) {
+  const std::string folder =
+      "/tmp/gpuplan_beside_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::create_directories(folder);
+  const std::string path = folder + "/train.sh";
+  {
+    std::ofstream out(path);
+    out << text << "\n";
+  }
+  auto r = run_cli("estimate --from " + path + " --system dgx-h100 " + extra);
+  std::filesystem::remove_all(folder);
+  return r;
+}
+
+std::vector<std::string> report_list(const gpuplan::test::CliRun& r, const char* key) {
+  return nlohmann::json::parse(r.out).at("memory").at("launch_config").at(key).get<std::vector<std::string>>();
+}
+
+bool has(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+}  // namespace
+
+TEST(LaunchOptionsBeside, TheFilesSettingsThatWereReplacedAreNamed) {
+  const auto r = estimate_from(kScript + " --vocab-size 1000", "--tp 4 --no-sequence-parallel --seq-len 1024 "
+                                                                "--micro-batch 1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto changed = report_list(r, "changed_beside");
+  EXPECT_TRUE(has(changed, "tp 4 instead of the file's 2")) << nlohmann::json(changed).dump();
+  EXPECT_TRUE(has(changed, "sequence_parallel false instead of the file's true")) << nlohmann::json(changed).dump();
+  EXPECT_TRUE(has(changed, "seq_len 1024 instead of the file's 512")) << nlohmann::json(changed).dump();
+  // --micro-batch 1 is the file's own value: nothing changed, nothing said.
+  EXPECT_EQ(changed.size(), 3u) << nlohmann::json(changed).dump();
+}
+
+TEST(LaunchOptionsBeside, AVocabularyGivenBesideIsTakenNotReportedMissing) {
+  const auto r = estimate_from(kScript, "--vocab 1000");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("not taken  the vocabulary"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("beside it  vocab 1000, applied to the model the file builds"), std::string::npos) << r.out;
+}
+
+TEST(LaunchOptionsBeside, AModelGivenBesideReplacesTheScriptsModel) {
+  // The script states no vocabulary; --model replaces its whole model, so none is needed.
+  const auto r = estimate_from(kScript, "--model llama-3.1-8b --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto changed = report_list(r, "changed_beside");
+  ASSERT_EQ(changed.size(), 1u) << nlohmann::json(changed).dump();
+  EXPECT_EQ(changed.front().rfind("model llama-3.1-8b instead of the file's ", 0), 0u) << changed.front();
+  EXPECT_TRUE(report_list(r, "not_understood").empty());
+  // The model estimated is Llama 3.1 8B's: its 8,030,261,248 parameters (Hugging Face model card count).
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("memory").at("params").at("total").get<std::int64_t>(), 8030261248);
+}
