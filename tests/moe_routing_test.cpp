@@ -152,14 +152,15 @@ TEST(MoeRouting, ReadFromHuggingFaceConfigs) {
   EXPECT_EQ(model_from_hf_config(v2.dump(), "v2").moe.router_groups, 8);
 }
 
+// The errors name the keys a config.json or a Megatron-LM script sets: no gpuplan option sets the groups.
 TEST(MoeRouting, GroupsThatCannotRouteAreFieldErrors) {
   nlohmann::json config = nlohmann::json::parse(deepseek_v3_config(8));
   config["n_group"] = 7;   // 256 experts do not split into 7 groups
-  EXPECT_TRUE(test::contains(test::error_of([&] { model_from_hf_config(config.dump(), "v3"); }), "router_groups"));
+  EXPECT_TRUE(test::contains(test::error_of([&] { model_from_hf_config(config.dump(), "v3"); }), "(n_group, --moe-router-num-groups): 7"));
   config["n_group"] = 64;
   config["topk_group"] = 1;   // one group of 4 experts cannot give 8
   const std::string message = test::error_of([&] { model_from_hf_config(config.dump(), "v3"); });
-  EXPECT_TRUE(test::contains(message, "router_groups_chosen")) << message;
+  EXPECT_TRUE(test::contains(message, "(topk_group, --moe-router-group-topk): 1")) << message;
   EXPECT_TRUE(test::contains(message, "fewer than top_k 8")) << message;
 }
 

@@ -58,16 +58,19 @@ void validate_attention(const ModelConfig& m, const Checker& c) {
 }
 
 // Megatron-Core's group_limited_topk views the scores as (groups, experts / groups) and takes top_k of the chosen
-// groups' experts.
+// groups' experts. No option sets the groups: the errors name the keys of the files that do.
+constexpr const char* kRouterGroups = "router groups (n_group, --moe-router-num-groups)";
+constexpr const char* kRouterGroupsChosen = "router groups chosen (topk_group, --moe-router-group-topk)";
+
 void validate_router_groups(const MoeConfig& e, const Checker& c) {
-  c.range("router_groups", e.router_groups, 1, e.routed_experts);
+  c.range(kRouterGroups, e.router_groups, 1, e.routed_experts);
   if (e.routed_experts % e.router_groups != 0)
-    c.fail("router_groups", fmt::format("{} (does not divide the {} experts)", e.router_groups, e.routed_experts),
+    c.fail(kRouterGroups, fmt::format("{} (does not divide the {} experts)", e.router_groups, e.routed_experts),
            "a divisor of the routed experts");
-  c.range("router_groups_chosen", e.router_groups_chosen, 1, e.router_groups);
+  c.range(kRouterGroupsChosen, e.router_groups_chosen, 1, e.router_groups);
   const std::int64_t reachable = e.router_groups_chosen * (e.routed_experts / e.router_groups);
   if (e.top_k > reachable)
-    c.fail("router_groups_chosen",
+    c.fail(kRouterGroupsChosen,
            fmt::format("{} (its groups hold {} experts, fewer than top_k {})", e.router_groups_chosen, reachable, e.top_k),
            "enough groups to hold top_k experts");
 }
