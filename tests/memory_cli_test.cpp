@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cli_runner.hpp"
 
@@ -25,6 +26,15 @@ std::int64_t term_bytes(const std::string& command, const std::string& prefix) {
   for (const auto& term : parsed.at("per_gpu").at("terms"))
     if (term.at("name").get<std::string>().rfind(prefix, 0) == 0) return term.at("bytes").get<std::int64_t>();
   return -1;
+}
+
+// `command` with a suggested change ("--tp 4") in place of the option it changes, when the command gives it.
+std::string with_change(const std::string& command, const std::string& change) {
+  const std::string flag = change.substr(0, change.find(' ') + 1);   // "--tp "
+  const std::size_t at = command.find(flag);
+  if (at == std::string::npos) return command + " " + change;
+  const std::size_t value_end = std::min(command.find(' ', at + flag.size()), command.size());
+  return command.substr(0, at) + change + command.substr(value_end);
 }
 
 }  // namespace memory_cli_test
@@ -75,6 +85,35 @@ TEST(MemoryCli, SuggestionsFitAndAreCheapestFirst) {
   const auto j2 = nlohmann::json::parse(again.out);
   EXPECT_TRUE(j2.at("fits").get<bool>());
   EXPECT_EQ(j2.at("per_gpu").at("total"), s.front().at("new_total"));
+}
+
+TEST(MemoryCli, EverySuggestionIsALayoutItsFrameworkRuns) {
+  // Jobs that do not fit, one per framework. Each suggested change, added to the command, must be accepted (exit 0)
+  // and give the total it promised: DeepSpeed has no ring context parallelism (--cp), torchtitan's FSDP2 offloads
+  // the optimizer only together with the parameters (CPUOffloadPolicy), Transformer Engine's fused cross-entropy
+  // is Megatron-Core's (--loss fused-te); a change the framework refuses is not a way to make the job fit.
+  const std::string llama70b = "memory --model llama-3.1-70b --gpu h100-sxm-80gb --gpus 8 --seq-len 8192 ";
+  const std::vector<std::string> jobs = {llama70b + "--framework torchtitan", llama70b + "--framework megatron --tp 2",
+                                          llama70b + "--framework nemo --tp 2",
+                                          "memory --model llama-3.1-8b --gpu h100-sxm-80gb --gpus 16 --framework deepspeed "
+                                          "--zero 3 --seq-len 4096 --micro-batch 2 --global-batch 256 --offload optimizer"};
+  for (const std::string& job : jobs) {
+    const auto r = run_cli(job + " --json");
+    ASSERT_EQ(r.status, 0) << job << "\n" << r.err;
+    const auto suggestions = nlohmann::json::parse(r.out).at("suggestions");
+    ASSERT_FALSE(suggestions.empty()) << job;
+    for (const auto& suggestion : suggestions) {
+      const std::string change = suggestion.at("change");
+      const auto again = run_cli(memory_cli_test::with_change(job, change) + " --json");
+      ASSERT_EQ(again.status, 0) << memory_cli_test::with_change(job, change) << "\n" << again.err;
+      EXPECT_EQ(nlohmann::json::parse(again.out).at("per_gpu").at("total"), suggestion.at("new_total"))
+          << job << " " << change;
+    }
+  }
+  const auto titan = nlohmann::json::parse(run_cli(llama70b + "--framework torchtitan --json").out).at("suggestions");
+  bool offloads_params = false;
+  for (const auto& suggestion : titan) offloads_params |= suggestion.at("change") == "--offload optimizer+params";
+  EXPECT_TRUE(offloads_params) << titan.dump();
 }
 
 TEST(MemoryCli, AllStagesReportsEveryPipelineStage) {

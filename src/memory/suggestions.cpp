@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "framework/rules.hpp"
 #include "gpuplan/error.hpp"
 #include "gpuplan/units.hpp"
 #include "memory/internal.hpp"
@@ -72,6 +73,13 @@ void add_fp8_changes(const MemoryInputs& in, const Layout& base, std::vector<Can
                         [](MemoryInputs& m) { m.training.fp8_param_gather = true; }});
 }
 
+// A change the job's framework would not run (DeepSpeed has no ring context parallelism; torchtitan offloads the
+// optimizer only with the parameters): never suggested, as the same layout given to memory or estimate is refused.
+bool framework_refuses(const MemoryInputs& changed, const Layout& layout) {
+  const framework::JobFacts facts{changed.model ? &*changed.model : nullptr, &changed.training, &layout};
+  return framework::first_broken(layout.framework, facts) != nullptr;
+}
+
 // A change helps when it lowers what does not fit: the GPU's peak, or what a node needs of its host memory or NVMe.
 bool helps(const MemoryReport& before, const MemoryReport& after) {
   if (after.worst().total < before.worst().total) return true;
@@ -101,7 +109,8 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
     candidates.push_back({"--recompute full", "keep only each layer's input; recompute the layer in backward",
                           [](MemoryInputs& m) { m.layout.recompute = Recompute::full; m.layout.recompute_layers = -1; }});
   const Loss loss = in.training.loss;
-  if (in.model && in.layout.impl == Impl::megatron && (loss == Loss::unfused || loss == Loss::fused_native))
+  if (in.model && in.layout.impl == Impl::megatron && runs_megatron_core(base.framework) &&
+      (loss == Loss::unfused || loss == Loss::fused_native))
     candidates.push_back({"--loss fused-te", "Transformer Engine's fused cross-entropy: 16-bit logits, no fp32 softmax",
                           [](MemoryInputs& m) { m.training.loss = Loss::fused_te; }});
   if (in.model && loss != Loss::chunked)
@@ -136,6 +145,10 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
   if (base.zero >= 1 && base.offload == Offload::none)
     candidates.push_back({"--offload optimizer", "keep master weights and optimizer states in host memory",
                           [](MemoryInputs& m) { m.layout.offload = Offload::optimizer; }});
+  // ZeRO-3's parameters too (DeepSpeed's offload_param; torchtitan's FSDP2 offloads only all of them together).
+  if (base.zero == 3 && base.offload == Offload::none)
+    candidates.push_back({"--offload optimizer+params", "keep parameters, master weights and optimizer states in host memory",
+                          [](MemoryInputs& m) { m.layout.offload = Offload::optimizer_and_params; }});
   add_offload_changes(base, candidates);
   add_fp8_changes(in, base, candidates);
   if (base.zero >= 1)
@@ -226,6 +239,8 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
     s.description = c.description;
     s.inputs = in;
     c.apply(s.inputs);
+    // What the framework changes on its own (torchtitan's TP shards the sequence), as memory and estimate run it.
+    framework::apply_rewrites(s.inputs.layout.framework, s.inputs.layout);
     Layout after;
     MemoryReport r;
     try {
@@ -234,7 +249,7 @@ std::vector<Suggestion> suggest_fixes(const MemoryInputs& in) {
     } catch (const InputError&) {
       continue;  // the change is not possible for this model or GPU count
     }
-    if (!helps(b.report, r)) continue;
+    if (!helps(b.report, r) || framework_refuses(s.inputs, after)) continue;
     if (c.change.rfind("--gpus", 0) == 0) {
       if (gpus_fit) continue;  // only the smallest GPU count that fits
       gpus_fit = r.fits;
