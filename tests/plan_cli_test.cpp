@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_runner.hpp"
 
@@ -72,6 +74,28 @@ TEST(PlanCli, NothingFitsListsTheNearMisses) {
   ASSERT_EQ(t.status, 0) << t.err;
   EXPECT_NE(t.out.find("Nothing fits"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("lacks"), std::string::npos) << t.out;
+}
+
+TEST(PlanCli, ASensitivityTheFrameworkNeverRunsSaysSoInsteadOfNothingFits) {
+  // DeepSpeed's activation checkpointing recomputes whole layers (deepspeed/runtime/activation_checkpointing), and
+  // torchtitan's FSDP2 shards the states fully or not at all: the winner's "recompute selective" and "ZeRO-1"
+  // neighbours are layouts those frameworks do not run, not layouts too large to fit.
+  const std::string job = "plan --model llama-3.1-8b --system dgx-h100 --nodes 2 --seq-len 4096 --global-batch 256 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {{"deepspeed", "recompute selective"},
+                                                                   {"torchtitan", "ZeRO-1"}};
+  for (const auto& [framework, change] : cases) {
+    const auto r = run_cli(job + "--framework " + framework + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    bool found = false;
+    const nlohmann::json result = nlohmann::json::parse(r.out);
+    for (const auto& s : result.at("sensitivity")) {
+      if (s.at("change") != change) continue;
+      found = true;
+      EXPECT_FALSE(s.at("fits").get<bool>());
+      EXPECT_EQ(s.at("note"), framework + " runs no such layout (docs/frameworks.md)") << framework;
+    }
+    EXPECT_TRUE(found) << framework << " " << change;
+  }
 }
 
 TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {

@@ -285,7 +285,13 @@ std::optional<Sensitivity> probe_result(const PlanInputs& in, const Space& space
   }
   if (o.top.empty()) {
     sv.fits = false;
-    sv.note = "nothing fits";
+    // No layout searched at all (none evaluated, none pruned): the framework never runs the change (DeepSpeed has
+    // no selective recompute, torchtitan no ZeRO-1); otherwise every layout with it was too large.
+    const search::Stats& st = o.stats;
+    const bool none_searched = st.evaluated == 0 && st.pruned_states == 0 && st.pruned_time == 0;
+    sv.note = none_searched ? fmt::format("{} runs no such layout (docs/frameworks.md)",
+                                          framework::name_of(in.base.layout.framework))
+                            : "nothing fits";
     return sv;
   }
   const Candidate& c = o.top.front();
