@@ -1,6 +1,7 @@
 // Options given beside a launch file win over the file's (`estimate --from FILE --tp 4`); the file's report then
 // says which of its settings were not used, and a script's missing vocabulary, once given beside it, is no longer
-// listed as not taken. Every expected line follows from the script written here and the options given.
+// listed as not taken; an error about a value the file set names the file. Every expected line follows from the
+// script written here and the options given.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,4 +76,18 @@ TEST(LaunchOptionsBeside, AModelGivenBesideReplacesTheScriptsModel) {
   EXPECT_TRUE(report_list(r, "not_understood").empty());
   // The model estimated is Llama 3.1 8B's: its 8,030,261,248 parameters (Hugging Face model card count).
   EXPECT_EQ(nlohmann::json::parse(r.out).at("memory").at("params").at("total").get<std::int64_t>(), 8030261248);
+}
+
+TEST(LaunchOptionsBeside, AnErrorAboutTheFilesValueNamesTheFile) {
+  // 8 GPUs launched (torchrun --nproc_per_node 8) do not factor into tp 2 x pp 3: the value at fault is the file's.
+  const std::string script = kScript + " --pipeline-model-parallel-size 3 --vocab-size 1000";
+  const auto from_file = estimate_from(script, "");
+  EXPECT_EQ(from_file.status, 2);
+  EXPECT_NE(from_file.err.find("--gpus: 8 ("), std::string::npos) << from_file.err;
+  EXPECT_NE(from_file.err.find("), as /tmp/gpuplan_beside_"), std::string::npos) << from_file.err;
+  // Given beside the file, the value is the user's own: the message does not blame the file.
+  const auto beside = estimate_from(script, "--gpus 10");
+  EXPECT_EQ(beside.status, 2);
+  EXPECT_NE(beside.err.find("--gpus: 10 ("), std::string::npos) << beside.err;
+  EXPECT_EQ(beside.err.find("sets it"), std::string::npos) << beside.err;
 }

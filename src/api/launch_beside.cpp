@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuplan::api::detail {
 
 namespace {
@@ -44,6 +46,39 @@ std::vector<std::string> changed_beside(const FieldList& file_only, const FieldL
                                   shown(was, negated)));
   }
   return lines;
+}
+
+namespace {
+
+// Whether the request as given holds a value for `path`: nested (`layout.gpus`), or flat under the name of any of
+// the path's options (`gpus`; `no_dp_overlap` for time.dp_overlap).
+bool gives(const FieldList& fields, const nlohmann::json& document, std::string_view path) {
+  if (!document.is_object()) return false;
+  for (const Field& f : fields.fields())
+    if (f.info.path == path && document.contains(std::string(f.info.name))) return true;
+  const nlohmann::json* node = &document;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', start), path.size());
+    const auto next = node->find(std::string(path.substr(start, dot - start)));
+    if (next == node->end()) return false;
+    node = &*next;
+    start = dot + 1;
+    if (start <= path.size() && !node->is_object()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> file_fields(const FieldList& fields, const nlohmann::json& file_options,
+                                     const nlohmann::json& document) {
+  std::vector<std::string> paths;
+  for (const Field& f : fields.fields()) {
+    if (!file_options.contains(std::string(f.info.name)) || gives(fields, document, f.info.path)) continue;
+    if (std::find(paths.begin(), paths.end(), f.info.path) == paths.end()) paths.emplace_back(f.info.path);
+  }
+  return paths;
 }
 
 }  // namespace gpuplan::api::detail

@@ -2,12 +2,14 @@
 // that a reader sees which of the file's values the estimate did not use.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "api/fields.hpp"
+#include "gpuplan/error.hpp"
 
 namespace gpuplan::api::detail {
 
@@ -26,6 +28,25 @@ std::vector<std::string> changed_beside(const nlohmann::json& file_options, Requ
   const FieldList file_fields = fields_of(file_only);
   read_fields(file_fields, file_options);
   return changed_beside(file_fields, fields_of(given), file_options);
+}
+
+// The paths of the fields `file_options` sets that `document` (the request as given) does not give, flat or nested.
+std::vector<std::string> file_fields(const FieldList& fields, const nlohmann::json& file_options,
+                                     const nlohmann::json& document);
+
+// `body()`, with an InputError about a field the launch file set (launch.file_fields) saying so: the value came
+// from the file, not from an option the user typed.
+template <typename Body>
+auto naming_launch_file(const LaunchOptions& launch, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const InputError& e) {
+    if (!launch.from || std::find(launch.file_fields.begin(), launch.file_fields.end(), e.field()) ==
+                            launch.file_fields.end())
+      throw;
+    const std::string file = launch.from->path.empty() ? std::string("the launch file") : launch.from->path;
+    throw InputError(e.field(), e.given() + ", as " + file + " sets it", e.accepted());
+  }
 }
 
 }  // namespace gpuplan::api::detail

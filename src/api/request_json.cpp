@@ -48,8 +48,10 @@ Request request_from(const nlohmann::json& document, std::optional<Question> que
     if (!from_file.empty()) detail::read_fields(fields, from_file);
   }
   detail::read_fields(fields, document);
-  if constexpr (requires { request.launch.changed_beside; })
+  if constexpr (requires { request.launch.changed_beside; }) {
     request.launch.changed_beside = detail::changed_beside(from_file, request);
+    if (!from_file.empty()) request.launch.file_fields = detail::file_fields(fields, from_file, document);
+  }
   return request;
 }
 

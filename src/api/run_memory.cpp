@@ -7,6 +7,7 @@
 
 #include "api/builders.hpp"
 #include "api/fields.hpp"
+#include "api/launch_beside.hpp"
 #include "api/launch_results.hpp"
 #include "api/resolve.hpp"
 #include "framework/rules.hpp"
@@ -14,7 +15,9 @@
 
 namespace gpuplan::api {
 
-MemoryResult run(const MemoryRequest& r) {
+namespace {
+
+MemoryResult memory_of(const MemoryRequest& r) {
   detail::check_bounds(r);
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
@@ -34,7 +37,6 @@ MemoryResult run(const MemoryRequest& r) {
   return result;
 }
 
-namespace {
 
 // Without layout.gpus or layout.dp, data parallelism fills the cluster: every GPU of the nodes asked for (or of
 // the nodes the model-parallel group needs), as a launcher started on those nodes would use them.
@@ -141,7 +143,9 @@ EstimateInputs detail::estimate_job_inputs(const EstimateRequest& r) {
   return estimate_inputs(r, report, warnings);
 }
 
-EstimateResult run(const EstimateRequest& r) {
+namespace {
+
+EstimateResult estimate_of(const EstimateRequest& r) {
   detail::check_bounds(r);
   EstimateResult out;
   std::vector<std::string> warnings;
@@ -160,6 +164,16 @@ EstimateResult run(const EstimateRequest& r) {
                                                      e.step_s, out.memory.per_gpu.total});
   if (r.explain && in.memory.model) out.bounds = bounds_report(in, e.step_s);
   return out;
+}
+
+}  // namespace
+
+MemoryResult run(const MemoryRequest& r) {
+  return detail::naming_launch_file(r.launch, [&] { return memory_of(r); });
+}
+
+EstimateResult run(const EstimateRequest& r) {
+  return detail::naming_launch_file(r.launch, [&] { return estimate_of(r); });
 }
 
 }  // namespace gpuplan::api

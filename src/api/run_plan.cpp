@@ -6,6 +6,7 @@
 
 #include "api/builders.hpp"
 #include "api/fields.hpp"
+#include "api/launch_beside.hpp"
 #include "api/launch_results.hpp"
 #include "api/plan_setup.hpp"
 #include "api/resolve.hpp"
@@ -257,9 +258,7 @@ PlanBaseline baseline_of(const PlanRequest& r, const PlanResult& found) {
   return b;
 }
 
-}  // namespace
-
-PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
+PlanResult plan_of(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
   detail::check_bounds(r);
   const Job job = detail::plan_setup(r);
   const gpuplan::PlanResult found = search_plans(job.inputs, std::move(progress), runner);
@@ -291,6 +290,12 @@ PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRu
                                                        best.time.step_s, out.plans.front().memory.per_gpu.total});
   }
   return out;
+}
+
+}  // namespace
+
+PlanResult run(const PlanRequest& r, ProgressCallback progress, const ParallelRunner* runner) {
+  return detail::naming_launch_file(r.launch, [&] { return plan_of(r, std::move(progress), runner); });
 }
 
 }  // namespace gpuplan::api

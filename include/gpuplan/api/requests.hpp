@@ -77,6 +77,9 @@ struct LaunchOptions {
   // The file's settings that options given beside it changed ("seq_len 4096 instead of the file's 512"): filled by
   // from_json, which sees both; not an option itself.
   std::vector<std::string> changed_beside;
+  // The request fields ("layout.gpus") whose value is the file's, no option beside it giving one: an error about
+  // one of them says it comes from the file. Filled by from_json; not an option itself.
+  std::vector<std::string> file_fields;
   bool operator==(const LaunchOptions&) const = default;
 };
 
