@@ -14,16 +14,16 @@
 
 using gpuplan::test::run_cli;
 
-namespace {
+namespace launch_beside_test {
 
 // A Megatron-LM script that builds a 2-layer model on 8 GPUs with TP 2, sequence parallelism and a 512 sequence.
-const std::string kScript =
+const std::string beside_script =
     "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
     "  --num-layers 2 --hidden-size 256 --num-attention-heads 4 --seq-length 512 \\\n"
     "  --max-position-embeddings 512 --micro-batch-size 1 --bf16 \\\n"
     "  --tensor-model-parallel-size 2 --sequence-parallel";
 
-gpuplan::test::CliRun estimate_from(const std::string& text, const std::string& extra) {
+gpuplan::test::CliRun estimate_beside(const std::string& text, const std::string& extra) {
   const std::string folder =
       "/tmp/gpuplan_beside_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::create_directories(folder);
@@ -41,26 +41,26 @@ std::vector<std::string> report_list(const gpuplan::test::CliRun& r, const char*
   return nlohmann::json::parse(r.out).at("memory").at("launch_config").at(key).get<std::vector<std::string>>();
 }
 
-bool has(const std::vector<std::string>& lines, const std::string& line) {
+bool has_line(const std::vector<std::string>& lines, const std::string& line) {
   return std::find(lines.begin(), lines.end(), line) != lines.end();
 }
 
-}  // namespace
+
 
 TEST(LaunchOptionsBeside, TheFilesSettingsThatWereReplacedAreNamed) {
-  const auto r = estimate_from(kScript + " --vocab-size 1000", "--tp 4 --no-sequence-parallel --seq-len 1024 "
+  const auto r = estimate_beside(beside_script + " --vocab-size 1000", "--tp 4 --no-sequence-parallel --seq-len 1024 "
                                                                 "--micro-batch 1 --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto changed = report_list(r, "changed_beside");
-  EXPECT_TRUE(has(changed, "tp 4 instead of the file's 2")) << nlohmann::json(changed).dump();
-  EXPECT_TRUE(has(changed, "sequence_parallel false instead of the file's true")) << nlohmann::json(changed).dump();
-  EXPECT_TRUE(has(changed, "seq_len 1024 instead of the file's 512")) << nlohmann::json(changed).dump();
+  EXPECT_TRUE(has_line(changed, "tp 4 instead of the file's 2")) << nlohmann::json(changed).dump();
+  EXPECT_TRUE(has_line(changed, "sequence_parallel false instead of the file's true")) << nlohmann::json(changed).dump();
+  EXPECT_TRUE(has_line(changed, "seq_len 1024 instead of the file's 512")) << nlohmann::json(changed).dump();
   // --micro-batch 1 is the file's own value: nothing changed, nothing said.
   EXPECT_EQ(changed.size(), 3u) << nlohmann::json(changed).dump();
 }
 
 TEST(LaunchOptionsBeside, AVocabularyGivenBesideIsTakenNotReportedMissing) {
-  const auto r = estimate_from(kScript, "--vocab 1000");
+  const auto r = estimate_beside(beside_script, "--vocab 1000");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("not taken  the vocabulary"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("beside it  vocab 1000, applied to the model the file builds"), std::string::npos) << r.out;
@@ -68,7 +68,7 @@ TEST(LaunchOptionsBeside, AVocabularyGivenBesideIsTakenNotReportedMissing) {
 
 TEST(LaunchOptionsBeside, AModelGivenBesideReplacesTheScriptsModel) {
   // The script states no vocabulary; --model replaces its whole model, so none is needed.
-  const auto r = estimate_from(kScript, "--model llama-3.1-8b --json");
+  const auto r = estimate_beside(beside_script, "--model llama-3.1-8b --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto changed = report_list(r, "changed_beside");
   ASSERT_EQ(changed.size(), 1u) << nlohmann::json(changed).dump();
@@ -80,14 +80,16 @@ TEST(LaunchOptionsBeside, AModelGivenBesideReplacesTheScriptsModel) {
 
 TEST(LaunchOptionsBeside, AnErrorAboutTheFilesValueNamesTheFile) {
   // 8 GPUs launched (torchrun --nproc_per_node 8) do not factor into tp 2 x pp 3: the value at fault is the file's.
-  const std::string script = kScript + " --pipeline-model-parallel-size 3 --vocab-size 1000";
-  const auto from_file = estimate_from(script, "");
+  const std::string script = beside_script + " --pipeline-model-parallel-size 3 --vocab-size 1000";
+  const auto from_file = estimate_beside(script, "");
   EXPECT_EQ(from_file.status, 2);
   EXPECT_NE(from_file.err.find("--gpus: 8 ("), std::string::npos) << from_file.err;
   EXPECT_NE(from_file.err.find("), as /tmp/gpuplan_beside_"), std::string::npos) << from_file.err;
   // Given beside the file, the value is the user's own: the message does not blame the file.
-  const auto beside = estimate_from(script, "--gpus 10");
+  const auto beside = estimate_beside(script, "--gpus 10");
   EXPECT_EQ(beside.status, 2);
   EXPECT_NE(beside.err.find("--gpus: 10 ("), std::string::npos) << beside.err;
   EXPECT_EQ(beside.err.find("sets it"), std::string::npos) << beside.err;
 }
+
+}  // namespace launch_beside_test
