@@ -185,9 +185,9 @@ ordered_json model_json(const ModelSource& m) {
   return j;
 }
 
-// The value of a field as JSON; null when it is not set.
 }  // namespace
 
+// The value of a field as JSON; null when it is not set.
 ordered_json value_json(const Slot& slot) {
   return std::visit(
       [](auto* value) -> ordered_json {

@@ -1,4 +1,5 @@
-// Compares a request filled from its launch file alone with the request as given, field by field.
+// Compares a request filled from its launch file alone with the request as given, field by field, and finds the
+// fields whose value is the file's.
 #include "api/launch_beside.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +11,7 @@ namespace gpuplan::api::detail {
 namespace {
 
 // A value as the report prints it: text without quotes, a model by its name or path.
-std::string shown(const nlohmann::ordered_json& value, bool negated) {
+std::string beside_text(const nlohmann::ordered_json& value, bool negated) {
   if (value.is_null()) return "unset";
   if (value.is_boolean()) return value.get<bool>() != negated ? "true" : "false";
   if (value.is_string()) return value.get<std::string>();
@@ -20,39 +21,14 @@ std::string shown(const nlohmann::ordered_json& value, bool negated) {
 
 // Whether the comparison looks at the field: an option the file set, or a model override applied to the model the
 // file builds (the overrides change it field by field; an option that names the model replaces it whole).
-bool compared(const Field& field, const nlohmann::json& file_options) {
+bool compared_beside(const Field& field, const nlohmann::json& file_options) {
   if (file_options.contains(std::string(field.info.name))) return true;
   return field.info.group == "Model overrides" && file_options.contains("model") && !field.info.negated;
 }
 
-}  // namespace
-
-std::vector<std::string> changed_beside(const FieldList& file_only, const FieldList& given,
-                                        const nlohmann::json& file_options) {
-  std::vector<std::string> lines;
-  const std::vector<Field>& before = file_only.fields();
-  const std::vector<Field>& after = given.fields();
-  for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
-    const Field& field = before[i];
-    if (!compared(field, file_options)) continue;
-    const nlohmann::ordered_json was = value_json(field.slot);
-    const nlohmann::ordered_json now = value_json(after[i].slot);
-    if (was == now) continue;
-    const bool negated = field.info.negated;
-    if (field.info.group == "Model overrides")
-      lines.push_back(fmt::format("{} {}, applied to the model the file builds", field.info.name, shown(now, negated)));
-    else
-      lines.push_back(fmt::format("{} {} instead of the file's {}", field.info.name, shown(now, negated),
-                                  shown(was, negated)));
-  }
-  return lines;
-}
-
-namespace {
-
 // Whether the request as given holds a value for `path`: nested (`layout.gpus`), or flat under the name of any of
 // the path's options (`gpus`; `no_dp_overlap` for time.dp_overlap).
-bool gives(const FieldList& fields, const nlohmann::json& document, std::string_view path) {
+bool gives_path(const FieldList& fields, const nlohmann::json& document, std::string_view path) {
   if (!document.is_object()) return false;
   for (const Field& f : fields.fields())
     if (f.info.path == path && document.contains(std::string(f.info.name))) return true;
@@ -71,11 +47,32 @@ bool gives(const FieldList& fields, const nlohmann::json& document, std::string_
 
 }  // namespace
 
+std::vector<std::string> changed_beside(const FieldList& file_only, const FieldList& given,
+                                        const nlohmann::json& file_options) {
+  std::vector<std::string> lines;
+  const std::vector<Field>& before = file_only.fields();
+  const std::vector<Field>& after = given.fields();
+  for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+    const Field& field = before[i];
+    if (!compared_beside(field, file_options)) continue;
+    const nlohmann::ordered_json was = value_json(field.slot);
+    const nlohmann::ordered_json now = value_json(after[i].slot);
+    if (was == now) continue;
+    const bool negated = field.info.negated;
+    if (field.info.group == "Model overrides")
+      lines.push_back(fmt::format("{} {}, applied to the model the file builds", field.info.name, beside_text(now, negated)));
+    else
+      lines.push_back(fmt::format("{} {} instead of the file's {}", field.info.name, beside_text(now, negated),
+                                  beside_text(was, negated)));
+  }
+  return lines;
+}
+
 std::vector<std::string> file_fields(const FieldList& fields, const nlohmann::json& file_options,
                                      const nlohmann::json& document) {
   std::vector<std::string> paths;
   for (const Field& f : fields.fields()) {
-    if (!file_options.contains(std::string(f.info.name)) || gives(fields, document, f.info.path)) continue;
+    if (!file_options.contains(std::string(f.info.name)) || gives_path(fields, document, f.info.path)) continue;
     if (std::find(paths.begin(), paths.end(), f.info.path) == paths.end()) paths.emplace_back(f.info.path);
   }
   return paths;

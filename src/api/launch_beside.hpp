@@ -1,5 +1,6 @@
-// What the options given beside a launch file (`from`) changed of the file's settings, said in the file's report so
-// that a reader sees which of the file's values the estimate did not use.
+// A launch file (`from`) and the options given beside it: which of the file's settings the options changed (said
+// in the file's report, so that a reader sees which of its values were not used), and which values are the file's
+// (an error about one of them says the file set it).
 #pragma once
 
 #include <algorithm>
@@ -25,9 +26,9 @@ template <typename Request>
 std::vector<std::string> changed_beside(const nlohmann::json& file_options, Request& given) {
   if (file_options.empty()) return {};
   Request file_only;
-  const FieldList file_fields = fields_of(file_only);
-  read_fields(file_fields, file_options);
-  return changed_beside(file_fields, fields_of(given), file_options);
+  const FieldList file_only_fields = fields_of(file_only);
+  read_fields(file_only_fields, file_options);
+  return changed_beside(file_only_fields, fields_of(given), file_options);
 }
 
 // The paths of the fields `file_options` sets that `document` (the request as given) does not give, flat or nested.

@@ -37,7 +37,6 @@ MemoryResult memory_of(const MemoryRequest& r) {
   return result;
 }
 
-
 // Without layout.gpus or layout.dp, data parallelism fills the cluster: every GPU of the nodes asked for (or of
 // the nodes the model-parallel group needs), as a launcher started on those nodes would use them.
 LayoutOptions fill_cluster(const LayoutOptions& layout, const detail::ResolvedCluster& cluster,
