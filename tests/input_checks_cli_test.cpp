@@ -88,6 +88,21 @@ TEST(InputChecks, AFolderWhereAFileIsExpected) {
   expect_input_error("model " + dir, "--model", "a folder without a config.json");
 }
 
+// nvidia-smi topo -m names no GPU model: the compute needs --gpu. The links suggest one as `gpuplan topo` infers
+// it: 12 NVLinks per GPU pair on a DGX A100 (NV12); PCIe only suggests nothing.
+TEST(InputChecks, ATopologyWithoutGpuSaysWhatItsLinksSuggest) {
+  const std::string dir = std::string(GPUPLAN_TEST_DATA_DIR) + "/topo/";
+  expect_input_error("estimate --model llama-3.1-8b --topology " + dir + "01_dgx-a100_nv12_10nic_tabs.txt", "--gpu",
+                     "its links suggest --gpu a100-sxm-80gb (inferred from NV12");
+  expect_input_error("plan --model llama-3.1-8b --global-batch 64 --topology " + dir + "01_dgx-a100_nv12_10nic_tabs.txt",
+                     "--gpu", "its links suggest --gpu a100-sxm-80gb");
+  const auto pcie = run_cli("estimate --model llama-3.1-8b --topology " + dir + "04_2gpu_pcie-only_phb_consumer.txt");
+  EXPECT_EQ(pcie.status, 2);
+  EXPECT_EQ(pcie.err.find("suggest"), std::string::npos) << pcie.err;
+  EXPECT_EQ(run_cli("estimate --model llama-3.1-8b --topology " + dir + "01_dgx-a100_nv12_10nic_tabs.txt --gpu "
+                    "a100-sxm-80gb").status, 0);
+}
+
 TEST(InputChecks, NoHintToDropAFlagThatWasNotGiven) {
   const auto r = run_cli("plan --model llama-3.1-405b --system dgx-a100 --nodes 1 --seq-len 131072 --global-batch 16 "
                          "--threads 1");

@@ -58,10 +58,15 @@ struct ResolvedCluster {
   Fabric fabric;
   GpuSpec gpu;                 // the GPU that computes: the system's, or the one asked for
   bool gpu_known = true;       // false for a topology output without `gpu`: the links are known, the GPU is not
+  std::string gpu_guess;       // then what the links suggest ("--gpu h100-sxm-80gb (inferred from NV18 ...)"), or ""
   SystemSpec system;           // host memory and NVMe of one node (empty for a topology output)
   std::string origin;          // "--system dgx-a100 --nodes 4", or the file
   std::string name;            // "4x dgx-a100"
 };
+// InputError naming `gpu` when the cluster's GPU is not known (a topology output given without one): the compute
+// needs it; the message offers what the topology's links suggest.
+void require_known_gpu(const ResolvedCluster& cluster);
+
 ResolvedCluster resolve_cluster(const ClusterOptions& cluster, const HardwareCatalog& catalog,
                                 const std::optional<std::string>& gpu, std::int64_t ranks,
                                 std::int64_t ranks_per_node = 0);

@@ -59,7 +59,27 @@ ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string&
   return out;
 }
 
+// What a topology's links suggest the GPU is, as `gpuplan topo` infers it: "--gpu h100-sxm-80gb (inferred from NV18
+// ...)";
+// "" when they suggest nothing.
+std::string links_suggest(const Topology& topology, const HardwareCatalog& catalog) {
+  TopologyOptions options;
+  options.catalog = &catalog;
+  const TopologyReport report = analyze_topology(topology, options);
+  if (!report.rates) return {};
+  std::string why = report.rates_reason;   // "inferred from NV18 (...); taken as h100-sxm-80gb"
+  if (const auto taken = why.rfind("; taken as "); taken != std::string::npos) why.resize(taken);
+  return fmt::format("--gpu {} ({})", report.rates->gpu, why);
+}
+
 }  // namespace
+
+void require_known_gpu(const ResolvedCluster& cluster) {
+  if (cluster.gpu_known) return;
+  const std::string accepted = "a GPU catalog name with a topology output, which does not name its GPUs";
+  if (cluster.gpu_guess.empty()) throw InputError("gpu", "(none)", accepted);
+  throw InputError("gpu", "(none)", accepted + "; its links suggest " + cluster.gpu_guess);
+}
 
 ResolvedCluster resolve_cluster(const ClusterOptions& o, const HardwareCatalog& catalog,
                                 const std::optional<std::string>& gpu, std::int64_t ranks,
@@ -74,6 +94,7 @@ ResolvedCluster resolve_cluster(const ClusterOptions& o, const HardwareCatalog& 
     if (!is_json_object(text)) {
       ResolvedCluster out = from_topology_output(o, text, catalog, gpu);
       out.gpu_known = gpu.has_value();  // without one the links' generation is inferred, the compute is not
+      if (!gpu) out.gpu_guess = links_suggest(parse_topology_output(text, o.topology->path), catalog);
       return out;
     }
     Cluster c = cluster_from_json(catalog, text, o.topology->path);

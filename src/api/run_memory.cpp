@@ -95,7 +95,7 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   const detail::ResolvedCluster cluster = detail::resolve_cluster(r.cluster, catalog, r.hardware.gpu, ranks);
   EstimateInputs in;
   in.memory = filled_job(r, catalog, fill_cluster(asked, cluster, warnings));
-  if (!cluster.gpu_known) throw InputError("gpu", "(none)", "a GPU catalog name with a topology output");
+  detail::require_known_gpu(cluster);
   if (!r.hardware.gpu && !r.hardware.gpu_memory) {
     in.memory.capacity_bytes = cluster.gpu.usable_memory_bytes;
     in.memory.gpu = cluster.gpu.name;

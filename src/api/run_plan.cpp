@@ -85,7 +85,7 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
     throw InputError("hardware.gpu_memory", *r.hardware.gpu_memory, "either gpu or hardware.gpu_memory");
   // The cluster exactly as `gpuplan estimate` resolves it from the same options.
   job.cluster = detail::resolve_cluster(r.cluster, catalog, r.hardware.gpu, r.gpus.value_or(0) > 0 ? *r.gpus : 1);
-  if (!job.cluster.gpu_known) throw InputError("gpu", "(none)", "a GPU catalog name with a topology output");
+  detail::require_known_gpu(job.cluster);
   in.gpu = job.cluster.gpu;
   in.fabric = job.cluster.fabric;
   in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
