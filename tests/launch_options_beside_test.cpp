@@ -92,4 +92,21 @@ TEST(LaunchOptionsBeside, AnErrorAboutTheFilesValueNamesTheFile) {
   EXPECT_EQ(beside.err.find("sets it"), std::string::npos) << beside.err;
 }
 
+TEST(LaunchOptionsBeside, NodesGivenBesideReplaceTheFilesNodeCount) {
+  // torchrun --nproc_per_node 8 on one node launches 8 GPUs; --nodes 2 beside the script replaces its one node, so
+  // the job runs on the 16 GPUs of the two nodes (dp 8 with tp 2), not on the file's 8.
+  const std::string script = beside_script + " --vocab-size 1000";
+  const auto r = estimate_beside(script, "--nodes 2 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json memory = nlohmann::json::parse(r.out).at("memory");
+  EXPECT_EQ(memory.at("layout").at("gpus"), 16);
+  EXPECT_EQ(memory.at("layout").at("dp"), 8);
+  const auto changed = report_list(r, "changed_beside");
+  EXPECT_TRUE(has_line(changed, "gpus from the options given beside it, not the file's 8")) << nlohmann::json(changed);
+  // --gpus beside it as well: that count is used.
+  const auto both = estimate_beside(script, "--nodes 2 --gpus 8 --json");
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(nlohmann::json::parse(both.out).at("memory").at("layout").at("gpus"), 8);
+}
+
 }  // namespace launch_beside_test

@@ -59,7 +59,10 @@ std::vector<std::string> changed_beside(const FieldList& file_only, const FieldL
     const nlohmann::ordered_json now = value_json(after[i].slot);
     if (was == now) continue;
     const bool negated = field.info.negated;
-    if (field.info.group == "Model overrides")
+    if (now.is_null())
+      lines.push_back(fmt::format("{} from the options given beside it, not the file's {}", field.info.name,
+                                  beside_text(was, negated)));
+    else if (field.info.group == "Model overrides")
       lines.push_back(fmt::format("{} {}, applied to the model the file builds", field.info.name, beside_text(now, negated)));
     else
       lines.push_back(fmt::format("{} {} instead of the file's {}", field.info.name, beside_text(now, negated),
@@ -68,11 +71,29 @@ std::vector<std::string> changed_beside(const FieldList& file_only, const FieldL
   return lines;
 }
 
+bool release_file_gpus(const FieldList& fields, const nlohmann::json& file_options, const nlohmann::json& document) {
+  if (!file_options.contains("gpus")) return false;
+  const Field* nodes = nullptr;
+  const Field* gpus = nullptr;
+  for (const Field& f : fields.fields()) {
+    if (f.info.name == "nodes") nodes = &f;
+    if (f.info.name == "gpus") gpus = &f;
+  }
+  if (nodes == nullptr || gpus == nullptr || !gives_path(fields, document, nodes->info.path) ||
+      gives_path(fields, document, gpus->info.path))
+    return false;
+  auto* const* count = std::get_if<std::optional<std::int64_t>*>(&gpus->slot);
+  if (count == nullptr) return false;
+  (*count)->reset();
+  return true;
+}
+
 std::vector<std::string> file_fields(const FieldList& fields, const nlohmann::json& file_options,
                                      const nlohmann::json& document) {
   std::vector<std::string> paths;
   for (const Field& f : fields.fields()) {
     if (!file_options.contains(std::string(f.info.name)) || gives_path(fields, document, f.info.path)) continue;
+    if (value_json(f.slot).is_null()) continue;   // cleared: no longer the file's (release_file_gpus)
     if (std::find(paths.begin(), paths.end(), f.info.path) == paths.end()) paths.emplace_back(f.info.path);
   }
   return paths;

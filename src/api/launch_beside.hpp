@@ -31,7 +31,13 @@ std::vector<std::string> changed_beside(const nlohmann::json& file_options, Requ
   return changed_beside(file_only_fields, fields_of(given), file_options);
 }
 
-// The paths of the fields `file_options` sets that `document` (the request as given) does not give, flat or nested.
+// A node count given beside a file that launches its own (trainer.num_nodes x trainer.devices, torchrun --nnodes x
+// --nproc_per_node) replaces the file's node count: the GPUs are then those of the nodes asked for, not the file's
+// count. Clears the request's `gpus` (unless given beside the file too); true when it did.
+bool release_file_gpus(const FieldList& fields, const nlohmann::json& file_options, const nlohmann::json& document);
+
+// The paths of the fields `file_options` sets that `document` (the request as given) does not give, flat or nested,
+// and that still hold a value.
 std::vector<std::string> file_fields(const FieldList& fields, const nlohmann::json& file_options,
                                      const nlohmann::json& document);
 

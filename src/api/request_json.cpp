@@ -49,6 +49,7 @@ Request request_from(const nlohmann::json& document, std::optional<Question> que
   }
   detail::read_fields(fields, document);
   if constexpr (requires { request.launch.changed_beside; }) {
+    detail::release_file_gpus(fields, from_file, document);
     request.launch.changed_beside = detail::changed_beside(from_file, request);
     if (!from_file.empty()) request.launch.file_fields = detail::file_fields(fields, from_file, document);
   }
