@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli_runner.hpp"
@@ -101,6 +102,20 @@ TEST(InputChecks, ATopologyWithoutGpuSaysWhatItsLinksSuggest) {
   EXPECT_EQ(pcie.err.find("suggest"), std::string::npos) << pcie.err;
   EXPECT_EQ(run_cli("estimate --model llama-3.1-8b --topology " + dir + "01_dgx-a100_nv12_10nic_tabs.txt --gpu "
                     "a100-sxm-80gb").status, 0);
+}
+
+// The command line names request fields by their flags ("layout.gpu" -> "--gpu"), but not inside a catalog entry's
+// hyphenated name: "gpus.my-gpu" stays as the user wrote it (it printed "gpus.my---gpu").
+TEST(InputChecks, ACatalogEntryNameKeepsItsSpelling) {
+  const std::string path = "/tmp/gpuplan_input_checks_catalog.json";
+  {
+    std::ofstream out(path);
+    out << R"({"gpus": {"my-gpu": {"vendor": "nvidia", "source": "a test"}}})";
+  }
+  const auto r = run_cli("memory --model llama-3.1-8b --catalog " + path + " --gpu my-gpu");
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(path + ": gpus.my-gpu: missing description,"), std::string::npos) << r.err;
 }
 
 TEST(InputChecks, NoHintToDropAFlagThatWasNotGiven) {

@@ -95,7 +95,10 @@ std::string rename_fields(Question question, std::string_view field,
       continue;
     }
     const std::string_view word = field.substr(i, end - i);
-    const bool skip = dotted_only && word.find('.') == std::string_view::npos;
+    // Part of a hyphenated name or a path ("gpus.my-gpu", "/data/tp"): not an option, even where it spells one.
+    const bool joined = (i > 0 && (field[i - 1] == '-' || field[i - 1] == '/')) ||
+                        (end < field.size() && (field[end] == '-' || field[end] == '/'));
+    const bool skip = joined || (dotted_only && word.find('.') == std::string_view::npos);
     const OptionInfo* option = skip ? nullptr : option_at_path(question, word);
     out += option != nullptr ? rename(*option) : std::string(word);
     i = end;

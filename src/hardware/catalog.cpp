@@ -120,6 +120,7 @@ LinkSpec parse_link(const std::string& name, const json& j, const std::string& o
           {"kind", "description", "generation", "per_direction_GBps", "bidirectional_GBps", "latency_us",
            "typical_links_per_gpu", "ports", "port_link", "reported_rate_GBps", "nccl_model_GBps", "source",
            "sources"});
+  e.require({"kind", "description", "per_direction_GBps", "bidirectional_GBps", "latency_us", "source"});
   LinkSpec l;
   l.name = name;
   l.origin = origin;
@@ -149,6 +150,8 @@ GpuSpec parse_gpu(const std::string& name, const json& j, const std::string& ori
            "memory_type", "marketed_memory_GB", "usable_memory_bytes", "memory_GBps", "dense_tflops",
            "scaleup_link", "scaleup_links", "host_link", "board_power_W", "best_published_mfu_causal", "source",
            "sources"});
+  e.require({"vendor", "description", "architecture", "compute_arch", "form_factor", "memory_type",
+             "marketed_memory_GB", "usable_memory_bytes", "memory_GBps", "dense_tflops", "host_link", "source"});
   GpuSpec g;
   g.name = name;
   g.origin = origin;
@@ -213,6 +216,8 @@ SystemSpec parse_system(const std::string& name, const json& j, const std::strin
            "storage_nics", "host_memory_bytes", "cpu", "host_link", "gpus_per_host_link", "nvme_read_GBps",
            "nvme_write_GBps", "nvme_drives", "nvme_bytes", "power_W", "leaf_nodes", "spine_nodes",
            "spine_oversubscription", "source", "sources"});
+  e.require({"description", "gpu", "gpus_per_node", "scaleup", "nics_per_node", "host_memory_bytes", "host_link",
+             "source"});
   SystemSpec s;
   s.name = name;
   s.origin = origin;

@@ -40,6 +40,19 @@ class Entry {
 
   std::string field(std::string_view key) const { return origin_ + ": " + path_ + "." + std::string(key); }
 
+  // Every key of `required` the entry lacks, named in one error: a new entry written by hand learns all of them at
+  // once instead of one per run.
+  void require(std::initializer_list<const char*> required) const {
+    std::vector<std::string> missing;
+    for (const char* key : required)
+      if (!has(key)) missing.emplace_back(key);
+    if (missing.empty()) return;
+    throw InputError(origin_ + ": " + path_, fmt::format("missing {}", fmt::join(missing, ", ")),
+                     fmt::format("an entry with {} (docs/hardware.md; 'gpuplan catalog KIND NAME --json' shows a "
+                                 "built-in one)",
+                                 fmt::join(required, ", ")));
+  }
+
   const nlohmann::json* find(const char* key) const {
     auto it = j_.find(key);
     return (it == j_.end() || it->is_null()) ? nullptr : &*it;
