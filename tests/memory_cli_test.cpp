@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,22 @@ std::int64_t term_bytes(const std::string& command, const std::string& prefix) {
   return -1;
 }
 
-// `command` with a suggested change ("--tp 4") in place of the option it changes, when the command gives it.
-std::string with_change(const std::string& command, const std::string& change) {
-  const std::string flag = change.substr(0, change.find(' ') + 1);   // "--tp "
-  const std::size_t at = command.find(flag);
-  if (at == std::string::npos) return command + " " + change;
-  const std::size_t value_end = std::min(command.find(' ', at + flag.size()), command.size());
-  return command.substr(0, at) + change + command.substr(value_end);
+// `command` with a suggested change ("--tp 4", "--micro-batch 1 --global-batch 16") in place of the options it
+// changes, where the command gives them.
+std::string with_change(std::string command, const std::string& change) {
+  std::istringstream words(change);
+  std::string flag, value;
+  while (words >> flag >> value) {
+    const std::size_t at = command.find(flag + " ");
+    if (at == std::string::npos) {
+      command += " " + flag + " " + value;
+      continue;
+    }
+    const std::size_t value_at = at + flag.size() + 1;
+    const std::size_t value_end = std::min(command.find(' ', value_at), command.size());
+    command.replace(value_at, value_end - value_at, value);
+  }
+  return command;
 }
 
 }  // namespace memory_cli_test
@@ -94,6 +104,7 @@ TEST(MemoryCli, EverySuggestionIsALayoutItsFrameworkRuns) {
   // is Megatron-Core's (--loss fused-te); a change the framework refuses is not a way to make the job fit.
   const std::string llama70b = "memory --model llama-3.1-70b --gpu h100-sxm-80gb --gpus 8 --seq-len 8192 ";
   const std::vector<std::string> jobs = {llama70b + "--framework torchtitan", llama70b + "--framework megatron --tp 2",
+                                          llama70b + "--framework megatron --micro-batch 2",
                                           llama70b + "--framework nemo --tp 2",
                                           "memory --model llama-3.1-8b --gpu h100-sxm-80gb --gpus 16 --framework deepspeed "
                                           "--zero 3 --seq-len 4096 --micro-batch 2 --global-batch 256 --offload optimizer"};

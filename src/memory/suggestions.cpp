@@ -116,8 +116,13 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
   if (in.model && loss != Loss::chunked)
     candidates.push_back({"--loss chunked", "fused/chunked output layer + cross-entropy: logits never materialized",
                           [](MemoryInputs& m) { m.training.loss = Loss::chunked; }});
+  // The global batch is stated where the job leaves it to the default (one microbatch per step), which the halved
+  // micro-batch would halve too: the change keeps it, and the command says so to give the same total.
+  const std::string keep_batch =
+      in.training.global_batch > 0 ? std::string()
+                                   : fmt::format(" --global-batch {}", in.training.micro_batch * base.dp);
   if (in.training.micro_batch > 1)
-    candidates.push_back({fmt::format("--micro-batch {}", in.training.micro_batch / 2),
+    candidates.push_back({fmt::format("--micro-batch {}{}", in.training.micro_batch / 2, keep_batch),
                           "halve the micro-batch; gradient accumulation keeps the global batch",
                           [base](MemoryInputs& m) {
                             if (m.training.global_batch == 0)
