@@ -139,3 +139,21 @@ TEST(FrameworkSearch, DeepSpeedOffersNoInterleavingAndSaysWhy) {
     EXPECT_NE(e.accepted().find("deepspeed/runtime/pipe/schedule.py"), std::string::npos) << e.what();
   }
 }
+
+// Megatron's selective recompute (the attention core) priced, torchtitan's files written: torchtitan's selective
+// mode checkpoints per op instead, so the file's predicted step and memory are Megatron's, and its header says so.
+// Priced and written for the same framework, it says nothing of the kind.
+TEST(FrameworkSearch, FilesWrittenForAnotherFrameworkSayWhichOneWasPriced) {
+  const json job = {{"model", "llama-3.1-8b"}, {"system", "dgx-h100"}, {"recompute", "selective"}, {"emit", "torchtitan"}};
+  json other = job;
+  other["framework"] = "megatron";
+  const json written = gpuplan::api::run_json(gpuplan::api::Question::estimate, other).at("launch_files").at(0);
+  EXPECT_NE(written.at("text").get<std::string>().find(
+                "NOTE: predicted for megatron; rerun with --framework torchtitan to price torchtitan's own"),
+            std::string::npos)
+      << written.at("text");
+  json same = job;
+  same["framework"] = "torchtitan";
+  const json own = gpuplan::api::run_json(gpuplan::api::Question::estimate, same).at("launch_files").at(0);
+  EXPECT_EQ(own.at("text").get<std::string>().find("predicted for"), std::string::npos) << own.at("text");
+}

@@ -31,6 +31,7 @@ std::optional<std::vector<LaunchFileReport>> launch_files(const LaunchOptions& l
   job.model = subject.memory.model.value();
   job.training = subject.memory.training;
   job.layout = resolve_layout(subject.memory);
+  job.priced_under = job.layout.framework;
   job.layout.framework = choices::parse(choices::kFramework, *launch.emit, "launch.emit");
   job.tp_overlap = subject.time.tp_overlap;
   job.dp_overlap = subject.time.dp_overlap;

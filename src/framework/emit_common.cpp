@@ -40,6 +40,10 @@ std::string header(const EmitJob& job, std::string_view prefix) {
   line("Layout: " + layout_summary(job) + ".");
   line(fmt::format("Predicted by gpuplan: step {:.3f} s; peak memory {:.2f} GB ({:.2f} GiB) on the fullest GPU.",
                    job.step_s, gb, gib));
+  // Written for another framework than the one priced: its own kernels and memory behaviour were not.
+  if (job.priced_under != job.layout.framework)
+    line(fmt::format("NOTE: predicted for {}; rerun with --framework {} to price {}'s own kernels and memory.",
+                     name_of(job.priced_under), name_of(job.layout.framework), name_of(job.layout.framework)));
   return out;
 }
 

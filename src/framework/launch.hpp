@@ -72,6 +72,7 @@ struct EmitJob {
   std::int64_t nodes = 1;
   double step_s = 0;                          // predicted
   std::int64_t memory_bytes = 0;              // predicted peak of the worst GPU
+  Framework priced_under = Framework::megatron;   // the framework step_s and memory_bytes were predicted for
 
   // The dtype the gradients accumulate in: the one the request gave, or the framework's (gradient_dtype).
   DType gradients() const { return gradient_dtype(training, layout.framework, layout.zero); }
