@@ -37,6 +37,12 @@ TEST(InputChecks, CountsAndDegreesOutOfRange) {
   expect_input_error(kMemory + "--tp 0", "--tp", "an integer from 1 to 65536");
 }
 
+// A layout larger than the cluster: tp 8 x pp 8 = 64 GPUs on one 8-GPU node, counted in words a reader parses.
+TEST(InputChecks, ALayoutLargerThanTheClusterSaysBoth) {
+  expect_input_error("estimate --model llama-3.1-70b --system dgx-h100 --nodes 1 --tp 8 --pp 8", "--gpus",
+                     "64 (tp x pp x cp x dp); accepted: at most 8 (1 node x 8 GPUs per node)");
+}
+
 TEST(InputChecks, NumbersSayWhatIsAccepted) {
   expect_input_error(kMemory + "--tp abc", "--tp", "'abc' is not a number; accepted: a whole number");
   expect_input_error(kMemory + "--dropout x", "--dropout", "accepted: a number");

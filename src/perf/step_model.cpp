@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpuplan/error.hpp"
+#include "gpuplan/units.hpp"
 #include "model/param_parts.hpp"
 #include "model/torchtitan_sac.hpp"
 #include "perf/elementwise_ops.hpp"
@@ -94,9 +95,9 @@ StepModel::StepModel(const EstimateInputs& in, const StepJob& job, ComputeMemo* 
   const std::int64_t gpus_per_node = std::max(1, in.fabric.gpus_per_node);
   const std::int64_t capacity = static_cast<std::int64_t>(gpus_per_node) * std::max(1, in.fabric.nodes);
   if (l.gpus > capacity)
-    throw InputError("layout.gpus", std::to_string(l.gpus),
-                     "at most " + std::to_string(capacity) + " (" + std::to_string(in.fabric.nodes) + " nodes x " +
-                         std::to_string(gpus_per_node) + " GPUs per node); add nodes or shrink the layout");
+    throw InputError("layout.gpus", fmt::format("{} (tp x pp x cp x dp)", l.gpus),
+                     fmt::format("at most {} ({} x {} GPUs per node); add nodes or shrink the layout", capacity,
+                                 format_quantity(std::max(1, in.fabric.nodes), "node", "nodes"), gpus_per_node));
   placement_ = place_ranks(l, static_cast<int>(gpus_per_node), parse_order(in.time.order));
   slowest_gpu_share_ = slowest_gpu_share(static_cast<double>(l.gpus), job.perf.gpu_speed_spread);
   // The GPUs of one host share its CPUs and drives: the node's, or one compute tray's where a node holds several.
