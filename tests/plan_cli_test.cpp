@@ -98,6 +98,18 @@ TEST(PlanCli, ASensitivityTheFrameworkNeverRunsSaysSoInsteadOfNothingFits) {
   }
 }
 
+// An input error raised while the search's workers evaluate layouts (here: Transformer Engine's fused loss asked of
+// the Hugging Face modules DeepSpeed trains) is the usual one-line error with exit status 2 on any number of
+// threads; escaping a worker thread it aborted the program.
+TEST(PlanCli, AnErrorInsideTheSearchWorkersIsAnInputError) {
+  for (const char* threads : {"1", "2", "4"}) {
+    const auto r = run_cli(std::string("plan --model llama-3.1-8b --system dgx-a100 --nodes 2 --framework deepspeed "
+                                       "--global-batch 16 --seq-len 1024 --loss fused-te --threads ") + threads);
+    EXPECT_EQ(r.status, 2) << threads << " threads: " << r.err;
+    EXPECT_EQ(r.err.rfind("gpuplan: error: --loss: 'fused-te'", 0), 0u) << r.err;
+  }
+}
+
 TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {
   const std::string path = std::string(::testing::TempDir()) + "/plan_cli_cluster.json";
   {
