@@ -29,6 +29,8 @@ TEST(UsageErrors, EveryKindIsOneLineWithWhatIsAccepted) {
   expect_usage_error(memory + "--bogus 3", "--bogus: not an option of memory");
   expect_usage_error(memory + "extra", "'extra': an argument memory does not take");
   expect_usage_error("model a b c", "'b': an argument model does not take");   // the first extra as given
+  // Two unknown options: the first is named, not the value left behind by the second ("1", also --gpus' value).
+  expect_usage_error("memory --model llama-3.1-8b --gpus 1 --price 2.5 --max-tp 1", "--price: not an option of memory");
   expect_usage_error("bogus", "command: 'bogus' is not a command; accepted: one of model, memory,");
   expect_usage_error("", "command: (none); accepted: one of model, memory,");
 }

@@ -24,15 +24,18 @@ const CLI::App* chosen_command(const CLI::App& app) {
   return chosen.empty() ? nullptr : chosen.front();
 }
 
-// The first argument, in the order given, that the command did not take.
+// The first argument, in the order given, that the command did not take: an unknown option first, since a value
+// left over (the "1" of "--max-tp 1") also spells the value of an option taken earlier ("--gpus 1").
 std::string first_extra(const CLI::App& command, const std::vector<std::string>& args) {
   const std::vector<std::string> extras = command.remaining();
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string bare = args[i].substr(0, args[i].find('='));
-    if (std::find(extras.begin(), extras.end(), args[i]) != extras.end() ||
-        std::find(extras.begin(), extras.end(), bare) != extras.end())
-      return bare;
-  }
+  for (const bool options_only : {true, false})
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      const std::string bare = args[i].substr(0, args[i].find('='));
+      if (options_only && bare.rfind("-", 0) != 0) continue;
+      if (std::find(extras.begin(), extras.end(), args[i]) != extras.end() ||
+          std::find(extras.begin(), extras.end(), bare) != extras.end())
+        return bare;
+    }
   return extras.empty() ? std::string() : extras.back();
 }
 
