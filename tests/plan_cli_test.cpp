@@ -110,6 +110,37 @@ TEST(PlanCli, AnErrorInsideTheSearchWorkersIsAnInputError) {
   }
 }
 
+// The constants `gpuplan calibrate` and `gpuplan comm --calibrate` fitted to the user's cluster are what plan
+// searches with: its best plan is estimate's step under the same files, and its command passes them on.
+TEST(PlanCli, CalibrationFilesPriceTheSearch) {
+  const std::string repo = std::string(GPUPLAN_TEST_DATA_DIR) + "/../../";
+  const std::string files = " --perf " + repo + "validation/data/a100-megatron-calibration.json --comm-calibration " +
+                            repo + "validation/data/a100-vtrain-comm-calibration.json";
+  const std::string job = "plan --model llama-3.1-8b --system dgx-a100 --nodes 1 --global-batch 64 --top 1 --json";
+  const auto calibrated = run_cli(job + files);
+  ASSERT_EQ(calibrated.status, 0) << calibrated.err;
+  const auto best = nlohmann::json::parse(calibrated.out).at("plans").at(0);
+  const std::string command = best.at("command");
+  EXPECT_NE(command.find(files), std::string::npos) << command;
+  const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("time").at("step_s"), best.at("time").at("step_s"));
+  // Without the files the same job is priced with data/perf.json's published constants: another step.
+  const auto published = run_cli(job);
+  ASSERT_EQ(published.status, 0) << published.err;
+  EXPECT_NE(nlohmann::json::parse(published.out).at("plans").at(0).at("time").at("step_s"), best.at("time").at("step_s"));
+  // size prices each point with the compute constants too (the collective tiers belong to the one cluster measured).
+  const auto sized = run_cli("size llama-3.1-8b --tokens 100B --systems dgx-a100 --nodes 1 --json --perf " + repo +
+                             "validation/data/a100-megatron-calibration.json");
+  ASSERT_EQ(sized.status, 0) << sized.err;
+  const auto point = nlohmann::json::parse(sized.out).at("points").at(0);
+  const std::string point_command = point.at("command");
+  EXPECT_NE(point_command.find("--perf "), std::string::npos) << point_command;
+  const auto point_again = run_cli(point_command.substr(std::string("gpuplan ").size()) + " --json");
+  ASSERT_EQ(point_again.status, 0) << point_again.err;
+  EXPECT_EQ(nlohmann::json::parse(point_again.out).at("time").at("step_s"), point.at("step_s"));
+}
+
 TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {
   const std::string path = std::string(::testing::TempDir()) + "/plan_cli_cluster.json";
   {

@@ -297,6 +297,21 @@ constexpr std::string_view kClusterTopology =
     "Cluster JSON file ({\"system\": ..., \"nodes\": ..., \"network\": ...}), or one node's 'nvidia-smi topo -m' / "
     "'rocm-smi --showtopo' / 'amd-smi topology' output";
 
+// What the user measured on their own cluster: compute constants (estimate, plan and size) and collective tiers
+// (estimate and plan, on the cluster they were measured on).
+void add_perf_files(FieldList& f, std::vector<FileInput>& perf) {
+  f.add(&perf, "perf", "timing.perf",
+        "Compute-model constants overriding data/perf.json (repeatable; 'gpuplan calibrate --runs ... --out FILE')",
+        kTiming, "FILE");
+}
+
+void add_calibration_files(FieldList& f, std::vector<FileInput>& perf, std::optional<FileInput>& comm_calibration) {
+  add_perf_files(f, perf);
+  f.add(&comm_calibration, "comm_calibration", "timing.comm_calibration",
+        "Collective latency/bandwidth fitted to nccl-tests logs ('gpuplan comm --calibrate ... --out FILE')", kTiming,
+        "FILE");
+}
+
 void add_timing(FieldList& f, TimingOptions& t) {
   f.add(&t.tp_overlap, "tp_overlap", "timing.tp_overlap", "Tensor-parallel communication overlapped with GEMMs",
         kTiming);
@@ -320,11 +335,7 @@ void add_timing(FieldList& f, TimingOptions& t) {
         kTiming);
   f.add(&t.order, "order", "timing.order", "Rank placement, innermost first (default tp-cp-ep-dp-pp, Megatron-LM's)",
         kTiming, "ORDER");
-  f.add(&t.perf, "perf", "timing.perf", "Compute-model constants overriding data/perf.json (repeatable)", kTiming,
-        "FILE");
-  f.add(&t.comm_calibration, "comm_calibration", "timing.comm_calibration",
-        "Collective latency/bandwidth fitted to nccl-tests logs ('gpuplan comm --calibrate ... --out FILE')", kTiming,
-        "FILE");
+  add_calibration_files(f, t.perf, t.comm_calibration);
 }
 
 void add_plan_training(FieldList& f, TrainingOptions& t) {
@@ -469,6 +480,7 @@ FieldList fields_of(PlanRequest& r) {
   add_ranking(f, r.ranking);
   add_framework(f, r.training);
   add_launch(f, r.launch, true);
+  add_calibration_files(f, r.perf, r.comm_calibration);
   return f;
 }
 
@@ -631,6 +643,7 @@ FieldList fields_of(SizeRequest& r) {
   add_loss(f, r.training);
   add_size_costs(f, r);
   add_size_sweep(f, r);
+  add_perf_files(f, r.perf);
   f.add(&r.power, "power", "power", "Show energy (MWh) in the table", kOutput);
   f.add(&r.chart, "chart", "chart",
         "Write an SVG chart of time to train against GPUs per system, with cost on a second axis", kOutput, "FILE");

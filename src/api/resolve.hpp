@@ -63,6 +63,11 @@ struct ResolvedCluster {
   std::string origin;          // "--system dgx-a100 --nodes 4", or the file
   std::string name;            // "4x dgx-a100"
 };
+// The compute constants of `gpu` with the user's `perf` files over them, and `fabric` with the collective tiers of
+// `comm` (the files estimate and plan take as timing.perf and timing.comm_calibration).
+PerfConstants apply_calibration_files(const std::vector<FileInput>& perf, const std::optional<FileInput>& comm,
+                                      const GpuSpec& gpu, Fabric& fabric);
+
 // InputError naming `gpu` when the cluster's GPU is not known (a topology output given without one): the compute
 // needs it; the message offers what the topology's links suggest.
 void require_known_gpu(const ResolvedCluster& cluster);

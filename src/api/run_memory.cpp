@@ -105,16 +105,11 @@ EstimateInputs estimate_inputs(const EstimateRequest& r, ClusterReport& report, 
   in.memory.gpu_fp8_any_layout = cluster.gpu.fp8_gemm_any_layout();
   in.fabric = cluster.fabric;
   in.memory.node = detail::resolve_node_storage(&cluster.system, cluster.fabric.gpus_per_node, r.hardware);
-  if (r.timing.comm_calibration)
-    apply_comm_overrides(in.fabric, detail::file_text(*r.timing.comm_calibration, "timing.comm_calibration"),
-                         r.timing.comm_calibration->path);
+  in.perf = detail::apply_calibration_files(r.timing.perf, r.timing.comm_calibration, in.gpu, in.fabric);
   in.time.tp_overlap = r.timing.tp_overlap;
   in.time.dp_overlap = r.timing.dp_overlap;
   in.time.pp_overlap = r.timing.pp_overlap;
   in.time.order = r.timing.order;
-  std::vector<std::pair<std::string, std::string>> overlays;
-  for (const auto& f : r.timing.perf) overlays.emplace_back(f.path, detail::file_text(f, "timing.perf"));
-  in.perf = perf_constants(in.gpu, overlays);
   in.time.tp_overlap_sms = r.timing.tp_overlap_sms;
   if (r.timing.tp_overlap_sms) check_reserved_sms(*r.timing.tp_overlap_sms, *in.perf, in.gpu, "timing.tp_overlap_sms");
   const bool fp8 = in.memory.training.precision == Precision::fp8 && in.gpu.has_dtype("fp8");

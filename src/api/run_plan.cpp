@@ -88,6 +88,8 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
   detail::require_known_gpu(job.cluster);
   in.gpu = job.cluster.gpu;
   in.fabric = job.cluster.fabric;
+  if (!r.perf.empty() || r.comm_calibration)
+    in.perf = detail::apply_calibration_files(r.perf, r.comm_calibration, in.gpu, in.fabric);
   in.system = job.cluster.system;  // host memory and NVMe of a node bound the offloaded bytes when known
   in.base.node = detail::resolve_node_storage(&job.cluster.system, in.fabric.gpus_per_node, r.hardware);
   in.base.capacity_bytes = job.cluster.gpu.usable_memory_bytes;
@@ -145,6 +147,9 @@ std::string hardware_flags(const PlanRequest& r, const Job& job) {
   // The node capacities the search checked offload against.
   if (r.hardware.host_memory) s += " --host-memory " + gpuplan::detail::shell_quote(*r.hardware.host_memory);
   if (r.hardware.nvme_capacity) s += " --nvme-capacity " + gpuplan::detail::shell_quote(*r.hardware.nvme_capacity);
+  // The user's measurements the search priced with.
+  for (const auto& f : r.perf) s += " --perf " + gpuplan::detail::shell_quote(f.path);
+  if (r.comm_calibration) s += " --comm-calibration " + gpuplan::detail::shell_quote(r.comm_calibration->path);
   return s;
 }
 
@@ -242,6 +247,9 @@ PlanBaseline baseline_of(const PlanRequest& r, const PlanResult& found) {
   if (r.hardware.gpu) e["gpu"] = *r.hardware.gpu;
   if (r.hardware.gpu_memory) e["gpu_memory"] = *r.hardware.gpu_memory;
   if (r.gpus) e["gpus"] = *r.gpus;
+  for (const auto& f : r.perf) e["perf"].push_back({{"path", f.path}, {"text", f.text.value_or("")}});
+  if (r.comm_calibration)
+    e["comm_calibration"] = {{"path", r.comm_calibration->path}, {"text", r.comm_calibration->text.value_or("")}};
   if (r.model.config) e["model"] = {{"name_or_path", r.model.name_or_path}, {"config", *r.model.config}};
   else e["model"] = r.model.name_or_path;
   PlanBaseline b;

@@ -87,6 +87,7 @@ PlanRequest point_request(const SizeRequest& r, const SizeSweep& s, const std::s
   p.cluster.system = system;
   p.cluster.nodes = nodes;
   p.hardware.catalog = r.catalog;
+  p.perf = r.perf;
   p.ranking.memory_margin = r.memory_margin;
   p.ranking.top = 1;
   p.ranking.threads = 1;

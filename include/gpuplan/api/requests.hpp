@@ -213,6 +213,8 @@ struct PlanRequest {
   SearchOptions space;
   RankingOptions ranking;
   LaunchOptions launch;                        // from: the model, training and GPU count to improve on
+  std::vector<FileInput> perf;                 // compute constants overriding data/perf.json (gpuplan calibrate)
+  std::optional<FileInput> comm_calibration;   // collective tiers fitted to nccl-tests logs
   bool operator==(const PlanRequest&) const = default;
 };
 
@@ -233,6 +235,7 @@ struct SizeRequest {
   std::string objective = "time";              // time | cost | energy: what the recommendation minimises
   double goodput = 1.0;                        // fraction of wall time that trains (failures, restarts)
   double checkpoint_overhead = 0;              // fraction of training time spent writing checkpoints
+  std::vector<FileInput> perf;                 // compute constants overriding data/perf.json (gpuplan calibrate)
   std::optional<double> nic_GBps;              // scale-out per GPU, one direction, instead of the systems'
   std::optional<double> spine_oversubscription;   // instead of the catalog's, for clusters beyond one leaf
   std::vector<FileInput> catalog;
