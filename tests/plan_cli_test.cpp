@@ -141,6 +141,22 @@ TEST(PlanCli, CalibrationFilesPriceTheSearch) {
   EXPECT_EQ(nlohmann::json::parse(point_again.out).at("time").at("step_s"), point.at("step_s"));
 }
 
+// GPT-3's recipes train with dropout 0.1 (the dropout masks are activations); a job without fp32 master weights
+// keeps fewer states. plan searches such jobs as estimate prices them, and its commands say so.
+TEST(PlanCli, DropoutAndMasterWeightsReachTheSearch) {
+  const std::string job = "plan --model gpt3-175b --system dgx-a100 --nodes 32 --seq-len 2048 --global-batch 1024 "
+                          "--top 1 --json --dropout 0.1 --no-master-weights";
+  const auto r = run_cli(job);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto best = nlohmann::json::parse(r.out).at("plans").at(0);
+  const std::string command = best.at("command");
+  EXPECT_NE(command.find(" --no-master-weights --dropout 0.1 "), std::string::npos) << command;
+  const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("memory"), best.at("memory"));
+  EXPECT_EQ(best.at("memory").at("per_gpu").at("master_weights"), 0);
+}
+
 TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {
   const std::string path = std::string(::testing::TempDir()) + "/plan_cli_cluster.json";
   {

@@ -158,6 +158,14 @@ void add_launch(FieldList& f, LaunchOptions& l, bool writes) {
         "DIR");
 }
 
+// Job facts that change the states and the activations, for estimate and plan alike.
+void add_master_and_dropout(FieldList& f, TrainingOptions& t) {
+  f.add_negated(&t.master_weights, "no_master_weights", "training.master_weights",
+                "No fp32 master copy under mixed precision", kTraining);
+  f.add(&t.dropout, "dropout", "training.dropout", "Dropout probability (0 = none, as in most current LLMs)",
+        kTraining, kFraction);
+}
+
 // The training options of memory and estimate (plan takes the subset in add_plan_training).
 void add_training(FieldList& f, TrainingOptions& t) {
   f.add(&t.seq_len, "seq_len", "training.seq_len", "Sequence length (tokens; default 2048)", kTraining, kSequence);
@@ -177,10 +185,7 @@ void add_training(FieldList& f, TrainingOptions& t) {
         "Gradient accumulation dtype under mixed precision: fp32|bf16|fp16 (default the framework's: fp32, as "
         "Megatron-LM's main_grad; DeepSpeed: the 16-bit dtype under ZeRO or fp16)",
         kTraining, "NAME");
-  f.add_negated(&t.master_weights, "no_master_weights", "training.master_weights",
-                "No fp32 master copy under mixed precision", kTraining);
-  f.add(&t.dropout, "dropout", "training.dropout", "Dropout probability (0 = none, as in most current LLMs)",
-        kTraining, kFraction);
+  add_master_and_dropout(f, t);
   add_loss(f, t);
 }
 
@@ -350,6 +355,7 @@ void add_plan_training(FieldList& f, TrainingOptions& t) {
         "Gradient accumulation and reduction dtype under mixed precision: fp32|bf16|fp16 (default the "
         "framework's: fp32, as Megatron-LM's main_grad; DeepSpeed: the 16-bit dtype under ZeRO or fp16)",
         kTraining, "NAME");
+  add_master_and_dropout(f, t);
   add_loss(f, t);
 }
 

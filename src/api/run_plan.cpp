@@ -160,6 +160,8 @@ std::string training_flags(const TrainingOptions& t, const TrainingConfig& resol
   if (t.precision != defaults.precision) flags += " --precision " + t.precision;
   if (t.optimizer != defaults.optimizer) flags += " --optimizer " + t.optimizer;
   if (t.grad_dtype != defaults.grad_dtype) flags += " --grad-dtype " + t.grad_dtype;
+  if (!t.master_weights) flags += " --no-master-weights";
+  if (t.dropout != defaults.dropout) flags += fmt::format(" --dropout {}", t.dropout);
   if (resolved.loss != Loss::unfused) flags += fmt::format(" --loss {}", to_string(resolved.loss));
   if (t.te_version != defaults.te_version) flags += " --te-version " + t.te_version;
   if (t.megatron_version != defaults.megatron_version) flags += " --megatron-version " + t.megatron_version;
