@@ -157,6 +157,21 @@ TEST(PlanCli, DropoutAndMasterWeightsReachTheSearch) {
   EXPECT_EQ(best.at("memory").at("per_gpu").at("master_weights"), 0);
 }
 
+// The runtime's own memory as measured on the user's GPUs (gpuplan-measure prints the CUDA context): plan counts
+// it in every layout, as estimate does, and its commands pass it on.
+TEST(PlanCli, MeasuredRuntimeOverheadsReachTheSearch) {
+  const std::string job = "plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --global-batch 64 --top 1 --json";
+  const std::string measured = " --cuda-context 2GB --nccl-per-comm 1GB --allocator-factor 1.1";
+  const auto r = run_cli(job + measured);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto best = nlohmann::json::parse(r.out).at("plans").at(0);
+  const std::string command = best.at("command");
+  EXPECT_NE(command.find(measured), std::string::npos) << command;
+  const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("memory"), best.at("memory"));
+}
+
 TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {
   const std::string path = std::string(::testing::TempDir()) + "/plan_cli_cluster.json";
   {

@@ -255,12 +255,8 @@ void add_catalog(FieldList& f, std::vector<FileInput>& catalog, std::string_view
         "FILE");
 }
 
-void add_hardware(FieldList& f, HardwareOptions& h) {
-  add_gpu(f, h.gpu, "GPU catalog name for usable memory (default: h100-sxm-80gb; see 'gpuplan catalog gpus')",
-          "gpu");
-  f.add(&h.gpu_memory, "gpu_memory", "hardware.gpu_memory",
-        "Usable memory per GPU instead of --gpu, e.g. 80GiB or 80GB", kHardware, "SIZE");
-  add_catalog(f, h.catalog, "hardware.catalog");
+// What the runtime holds beside the tensors, as measured on the user's GPUs (gpuplan-measure prints the context).
+void add_runtime_overheads(FieldList& f, HardwareOptions& h) {
   f.add(&h.cuda_context, "cuda_context", "hardware.cuda_context",
         "CUDA context per process (default from data/overheads.json: 1343MB)", kHardware, "SIZE");
   f.add(&h.nccl_per_comm, "nccl_per_comm", "hardware.nccl_per_comm", "NCCL buffers per communicator (default: 500MB)",
@@ -268,6 +264,15 @@ void add_hardware(FieldList& f, HardwareOptions& h) {
   f.add(&h.allocator_factor, "allocator_factor", "hardware.allocator_factor",
         "Caching-allocator reserved/allocated factor, used for every layout (default: replayed where the layout "
         "allows, else 1.064)", kHardware, Bounds{.minimum = 1, .maximum = 3});
+}
+
+void add_hardware(FieldList& f, HardwareOptions& h) {
+  add_gpu(f, h.gpu, "GPU catalog name for usable memory (default: h100-sxm-80gb; see 'gpuplan catalog gpus')",
+          "gpu");
+  f.add(&h.gpu_memory, "gpu_memory", "hardware.gpu_memory",
+        "Usable memory per GPU instead of --gpu, e.g. 80GiB or 80GB", kHardware, "SIZE");
+  add_catalog(f, h.catalog, "hardware.catalog");
+  add_runtime_overheads(f, h);
   f.add(&h.memory_margin, "memory_margin", "hardware.memory_margin",
         "Fraction of GPU memory kept free, as plan keeps it (default 0.08; see docs/plan.md)", kHardware, kFraction);
   f.add_negated(&h.overheads, "no_overheads", "hardware.overheads",
@@ -481,6 +486,7 @@ FieldList fields_of(PlanRequest& r) {
   add_gpu(f, r.hardware.gpu, "GPU catalog name that computes (default: the system's)", "gpu");
   f.add(&r.hardware.gpu_memory, "gpu_memory", "hardware.gpu_memory", "Usable memory per GPU instead of the catalog's",
         kHardware, "SIZE");
+  add_runtime_overheads(f, r.hardware);
   add_node_storage(f, r.hardware);
   add_search(f, r.space);
   add_ranking(f, r.ranking);

@@ -40,6 +40,8 @@ TrainingConfig resolve_training(const TrainingOptions& training);
 // DeepSpeed's ZeRO buffer sizes the request gives (a ds_config read by --from, or the options) replace the defaults
 // in `overheads`; under another framework they are an InputError, as that framework has no such setting.
 void apply_zero_buckets(const TrainingOptions& training, Framework framework, Overheads& overheads);
+// data/overheads.json's figures with the request's own (cuda_context, nccl_per_comm, allocator_factor, overheads).
+Overheads resolve_overheads(const HardwareOptions& hardware);
 // Expert parallelism needs experts: an InputError naming `field` when a dense model is given an expert degree
 // other than 1 (a launch file's etp 1 is torchtitan's default), or with `any_value` any degree at all (a plan
 // filter on a degree a dense model does not have would silently filter something else).

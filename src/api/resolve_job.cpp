@@ -154,18 +154,6 @@ Layout resolve_layout_options(const LayoutOptions& o) {
   return l;
 }
 
-Overheads resolve_overheads(const HardwareOptions& h) {
-  Overheads o = default_overheads();
-  if (h.cuda_context) o.cuda_context_bytes = parse_size(*h.cuda_context, "hardware.cuda_context");
-  if (h.nccl_per_comm) o.nccl_per_communicator_bytes = parse_size(*h.nccl_per_comm, "hardware.nccl_per_comm");
-  if (h.allocator_factor) {
-    o.allocator_reserve_factor = *h.allocator_factor;
-    o.replay_allocator = false;   // a factor the user gives is the one used
-  }
-  o.enabled = h.overheads;
-  return o;
-}
-
 bytes_t capacity_of(const HardwareOptions& h, const HardwareCatalog& catalog) {
   if (h.gpu && h.gpu_memory)
     throw InputError("hardware.gpu_memory", *h.gpu_memory, "either gpu or hardware.gpu_memory");
@@ -193,6 +181,18 @@ void split_among_hosts(const SystemSpec* system, NodeStorage& node) {
 }
 
 }  // namespace
+
+Overheads resolve_overheads(const HardwareOptions& h) {
+  Overheads o = default_overheads();
+  if (h.cuda_context) o.cuda_context_bytes = parse_size(*h.cuda_context, "hardware.cuda_context");
+  if (h.nccl_per_comm) o.nccl_per_communicator_bytes = parse_size(*h.nccl_per_comm, "hardware.nccl_per_comm");
+  if (h.allocator_factor) {
+    o.allocator_reserve_factor = *h.allocator_factor;
+    o.replay_allocator = false;   // a factor the user gives is the one used
+  }
+  o.enabled = h.overheads;
+  return o;
+}
 
 NodeStorage resolve_node_storage(const SystemSpec* system, std::int64_t gpus_per_node, const HardwareOptions& h) {
   NodeStorage node;

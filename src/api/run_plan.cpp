@@ -77,7 +77,7 @@ PlanSetup detail::plan_setup(const PlanRequest& r) {
   in.base.training = detail::resolve_training(r.training);
   in.base.layout.framework = choices::parse(choices::kFramework, r.training.framework, "training.framework");
   in.base.layout.impl = detail::default_impl(in.base.layout.framework);
-  in.base.overheads = default_overheads();
+  in.base.overheads = detail::resolve_overheads(r.hardware);
   detail::apply_zero_buckets(r.training, in.base.layout.framework, in.base.overheads);
   const auto catalog_owner = detail::resolve_catalog(r.hardware.catalog, "hardware.catalog");
   const HardwareCatalog& catalog = *catalog_owner;
@@ -144,6 +144,9 @@ std::string hardware_flags(const PlanRequest& r, const Job& job) {
   if (r.hardware.gpu) s += " --gpu " + *r.hardware.gpu;
   for (const auto& f : r.hardware.catalog) s += " --catalog " + gpuplan::detail::shell_quote(f.path);
   if (r.hardware.gpu_memory) s += " --gpu-memory " + *r.hardware.gpu_memory;
+  if (r.hardware.cuda_context) s += " --cuda-context " + gpuplan::detail::shell_quote(*r.hardware.cuda_context);
+  if (r.hardware.nccl_per_comm) s += " --nccl-per-comm " + gpuplan::detail::shell_quote(*r.hardware.nccl_per_comm);
+  if (r.hardware.allocator_factor) s += fmt::format(" --allocator-factor {}", *r.hardware.allocator_factor);
   // The node capacities the search checked offload against.
   if (r.hardware.host_memory) s += " --host-memory " + gpuplan::detail::shell_quote(*r.hardware.host_memory);
   if (r.hardware.nvme_capacity) s += " --nvme-capacity " + gpuplan::detail::shell_quote(*r.hardware.nvme_capacity);
@@ -248,6 +251,9 @@ PlanBaseline baseline_of(const PlanRequest& r, const PlanResult& found) {
   if (r.cluster.topology) e["topology"] = {{"path", r.cluster.topology->path}, {"text", r.cluster.topology->text.value_or("")}};
   if (r.hardware.gpu) e["gpu"] = *r.hardware.gpu;
   if (r.hardware.gpu_memory) e["gpu_memory"] = *r.hardware.gpu_memory;
+  if (r.hardware.cuda_context) e["cuda_context"] = *r.hardware.cuda_context;
+  if (r.hardware.nccl_per_comm) e["nccl_per_comm"] = *r.hardware.nccl_per_comm;
+  if (r.hardware.allocator_factor) e["allocator_factor"] = *r.hardware.allocator_factor;
   if (r.gpus) e["gpus"] = *r.gpus;
   for (const auto& f : r.perf) e["perf"].push_back({{"path", f.path}, {"text", f.text.value_or("")}});
   if (r.comm_calibration)
