@@ -123,6 +123,23 @@ TEST(SizeSweep, EachPointIsTheEstimateOfItsLayoutAndPricedByHand) {
   }
 }
 
+// A torchtitan user sizes torchtitan's layouts (FSDP2, its rules and memory), not Megatron-LM's: each point is
+// torchtitan's estimate of its layout.
+TEST(SizeSweep, TheFrameworkGivenIsTheOneSized) {
+  const auto r = run_cli("size llama-3.1-8b --tokens 100B --systems dgx-h100 --nodes 1:2 --framework torchtitan --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json points = nlohmann::json::parse(r.out).at("points");
+  ASSERT_EQ(points.size(), 2u);
+  for (const auto& p : points) {
+    const std::string command = p.at("command");
+    EXPECT_NE(command.find(" --framework torchtitan "), std::string::npos) << command;
+    const auto run = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
+    ASSERT_EQ(run.status, 0) << command << run.err;
+    EXPECT_EQ(nlohmann::json::parse(run.out).at("time").at("step_s"), p.at("step_s"));
+    EXPECT_EQ(nlohmann::json::parse(run.out).at("memory").at("framework").at("name"), "torchtitan");
+  }
+}
+
 TEST(SizeSweep, MoreNodesNeverFitWorseAndSlowdownsAreExplained) {
   api::SizeRequest request = small_sweep();
   request.model.name_or_path = "llama-3.1-70b";

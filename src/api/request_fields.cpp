@@ -655,6 +655,7 @@ FieldList fields_of(SizeRequest& r) {
   add_loss(f, r.training);
   add_size_costs(f, r);
   add_size_sweep(f, r);
+  add_framework(f, r.training);
   add_perf_files(f, r.perf);
   f.add(&r.power, "power", "power", "Show energy (MWh) in the table", kOutput);
   f.add(&r.chart, "chart", "chart",
