@@ -78,6 +78,13 @@ TEST(InputChecks, SizesNeedTheirUnit) {
 
 TEST(InputChecks, CatalogNamesAreNamedAsTheirOption) {
   expect_input_error("catalog gpus h100", "NAME", "did you mean");
+  // A name of another kind says what it is: a GPU given as the system, a system given as the GPU.
+  expect_input_error("estimate --model llama-3.1-8b --system h100-sxm-80gb", "--system",
+                     "h100-sxm-80gb is a GPU (gpuplan catalog gpus)");
+  expect_input_error("estimate --model llama-3.1-8b --system dgx-h100 --gpu dgx-b200", "--gpu",
+                     "dgx-b200 is a system (gpuplan catalog systems)");
+  expect_input_error("comm sendrecv --size 1GB --ranks 8 --system dgx-1-v100 --nodes 2 --ranks-per-node 1", "--ranks",
+                     "at most 2 on 2x dgx-1-v100 (2 nodes x 1 rank per node)");
 }
 
 TEST(InputChecks, AFolderWhereAFileIsExpected) {

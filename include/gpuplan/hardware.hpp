@@ -173,6 +173,8 @@ class HardwareCatalog {
   const GpuSpec* find_gpu(std::string_view name) const;
   const LinkSpec* find_link(std::string_view name) const;
   const SystemSpec* find_system(std::string_view name) const;
+  // What `name` is, where it is one: "a GPU (gpuplan catalog gpus)", "a system (...)", "a link (...)"; "" if none.
+  std::string kind_of(std::string_view name) const;
 
   // The GPU whose device_names contain `device_name` (case-insensitive), e.g. "NVIDIA H800" from
   // `nvidia-smi nvlink -s` or "Tesla V100-SXM2-32GB"; nullptr when none does.

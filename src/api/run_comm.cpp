@@ -66,8 +66,9 @@ GroupPlacement placement(const CommRequest& r, const detail::ResolvedCluster& cl
   const std::int64_t capacity = static_cast<std::int64_t>(f.nodes) * g.ranks_per_node;
   if (g.ranks > capacity)
     throw InputError("ranks", std::to_string(g.ranks),
-                     fmt::format("at most {} on {} ({} node{} x {} ranks per node)", capacity, cluster.name, f.nodes,
-                                 f.nodes == 1 ? "" : "s", g.ranks_per_node));
+                     fmt::format("at most {} on {} ({} x {} per node)", capacity, cluster.name,
+                                 format_quantity(f.nodes, "node", "nodes"),
+                                 format_quantity(g.ranks_per_node, "rank", "ranks")));
   return g;
 }
 

@@ -503,11 +503,13 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// `elsewhere`: what the name is in another part of the catalog ("a system"), said instead of a spelling hint.
 template <typename Map>
-const typename Map::mapped_type& lookup(const Map& m, std::string_view name, const char* what, const char* listing) {
+const typename Map::mapped_type& lookup(const Map& m, std::string_view name, const char* what, const char* listing,
+                                        const std::string& elsewhere) {
   auto it = m.find(lower(name));
   if (it != m.end()) return it->second;
-  const std::string hint = did_you_mean(name, keys(m));
+  const std::string hint = elsewhere.empty() ? did_you_mean(name, keys(m)) : std::string(name) + " is " + elsewhere;
   throw InputError(what, "'" + std::string(name) + "' (unknown" + (hint.empty() ? "" : "; " + hint) + ")",
                    std::string("a name from 'gpuplan catalog ") + listing + "' or one added with --catalog");
 }
@@ -519,10 +521,22 @@ const typename Map::mapped_type* find_in(const Map& m, std::string_view name) {
 }
 }  // namespace
 
-const GpuSpec& HardwareCatalog::gpu(std::string_view name) const { return lookup(gpus_, name, "gpu", "gpus"); }
-const LinkSpec& HardwareCatalog::link(std::string_view name) const { return lookup(links_, name, "link", "links"); }
+// What a name is in the catalog, for an error that looked for it among another kind ("a system, see ...").
+std::string HardwareCatalog::kind_of(std::string_view name) const {
+  if (find_gpu(name) != nullptr) return "a GPU (gpuplan catalog gpus)";
+  if (find_system(name) != nullptr) return "a system (gpuplan catalog systems)";
+  if (find_link(name) != nullptr) return "a link (gpuplan catalog links)";
+  return {};
+}
+
+const GpuSpec& HardwareCatalog::gpu(std::string_view name) const {
+  return lookup(gpus_, name, "gpu", "gpus", find_gpu(name) ? std::string() : kind_of(name));
+}
+const LinkSpec& HardwareCatalog::link(std::string_view name) const {
+  return lookup(links_, name, "link", "links", find_link(name) ? std::string() : kind_of(name));
+}
 const SystemSpec& HardwareCatalog::system(std::string_view name) const {
-  return lookup(systems_, name, "cluster.system", "systems");
+  return lookup(systems_, name, "cluster.system", "systems", find_system(name) ? std::string() : kind_of(name));
 }
 const GpuSpec* HardwareCatalog::find_gpu(std::string_view name) const { return find_in(gpus_, name); }
 const LinkSpec* HardwareCatalog::find_link(std::string_view name) const { return find_in(links_, name); }
