@@ -14,6 +14,31 @@ namespace {
 
 using test::run_cli;
 
+// The best plan of `job` (a plan or size command line with --json) and `gpuplan estimate --json` of the command
+// it prints; nulls, and a failure, when either does not run.
+struct Rerun {
+  nlohmann::json best, estimate;
+  std::string command;
+};
+Rerun best_and_rerun(const std::string& job) {
+  Rerun out;
+  const auto r = run_cli(job);
+  if (r.status != 0) {
+    ADD_FAILURE() << job << "\n" << r.err;
+    return out;
+  }
+  const nlohmann::json result = nlohmann::json::parse(r.out);
+  out.best = result.contains("plans") ? result.at("plans").at(0) : result.at("points").at(0);
+  out.command = out.best.at("command");
+  const auto again = run_cli(out.command.substr(std::string("gpuplan ").size()) + " --json");
+  if (again.status != 0) {
+    ADD_FAILURE() << out.command << "\n" << again.err;
+    return out;
+  }
+  out.estimate = nlohmann::json::parse(again.out);
+  return out;
+}
+
 TEST(PlanCli, JsonKeysAndEveryPlanReproducedByEstimate) {
   const auto r = run_cli("plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --seq-len 4096 --global-batch 64 "
                          "--top 2 --json");
@@ -114,62 +139,38 @@ TEST(PlanCli, AnErrorInsideTheSearchWorkersIsAnInputError) {
 // searches with: its best plan is estimate's step under the same files, and its command passes them on.
 TEST(PlanCli, CalibrationFilesPriceTheSearch) {
   const std::string repo = std::string(GPUPLAN_TEST_DATA_DIR) + "/../../";
-  const std::string files = " --perf " + repo + "validation/data/a100-megatron-calibration.json --comm-calibration " +
-                            repo + "validation/data/a100-vtrain-comm-calibration.json";
+  const std::string perf = " --perf " + repo + "validation/data/a100-megatron-calibration.json";
+  const std::string files = perf + " --comm-calibration " + repo + "validation/data/a100-vtrain-comm-calibration.json";
   const std::string job = "plan --model llama-3.1-8b --system dgx-a100 --nodes 1 --global-batch 64 --top 1 --json";
-  const auto calibrated = run_cli(job + files);
-  ASSERT_EQ(calibrated.status, 0) << calibrated.err;
-  const auto best = nlohmann::json::parse(calibrated.out).at("plans").at(0);
-  const std::string command = best.at("command");
-  EXPECT_NE(command.find(files), std::string::npos) << command;
-  const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
-  ASSERT_EQ(again.status, 0) << again.err;
-  EXPECT_EQ(nlohmann::json::parse(again.out).at("time").at("step_s"), best.at("time").at("step_s"));
+  const Rerun calibrated = best_and_rerun(job + files);
+  EXPECT_NE(calibrated.command.find(files), std::string::npos) << calibrated.command;
+  EXPECT_EQ(calibrated.estimate.at("time").at("step_s"), calibrated.best.at("time").at("step_s"));
   // Without the files the same job is priced with data/perf.json's published constants: another step.
-  const auto published = run_cli(job);
-  ASSERT_EQ(published.status, 0) << published.err;
-  EXPECT_NE(nlohmann::json::parse(published.out).at("plans").at(0).at("time").at("step_s"), best.at("time").at("step_s"));
+  EXPECT_NE(best_and_rerun(job).best.at("time").at("step_s"), calibrated.best.at("time").at("step_s"));
   // size prices each point with the compute constants too (the collective tiers belong to the one cluster measured).
-  const auto sized = run_cli("size llama-3.1-8b --tokens 100B --systems dgx-a100 --nodes 1 --json --perf " + repo +
-                             "validation/data/a100-megatron-calibration.json");
-  ASSERT_EQ(sized.status, 0) << sized.err;
-  const auto point = nlohmann::json::parse(sized.out).at("points").at(0);
-  const std::string point_command = point.at("command");
-  EXPECT_NE(point_command.find("--perf "), std::string::npos) << point_command;
-  const auto point_again = run_cli(point_command.substr(std::string("gpuplan ").size()) + " --json");
-  ASSERT_EQ(point_again.status, 0) << point_again.err;
-  EXPECT_EQ(nlohmann::json::parse(point_again.out).at("time").at("step_s"), point.at("step_s"));
+  const Rerun point = best_and_rerun("size llama-3.1-8b --tokens 100B --systems dgx-a100 --nodes 1 --json" + perf);
+  EXPECT_NE(point.command.find(perf), std::string::npos) << point.command;
+  EXPECT_EQ(point.estimate.at("time").at("step_s"), point.best.at("step_s"));
 }
 
 // GPT-3's recipes train with dropout 0.1 (the dropout masks are activations); a job without fp32 master weights
 // keeps fewer states. plan searches such jobs as estimate prices them, and its commands say so.
 TEST(PlanCli, DropoutAndMasterWeightsReachTheSearch) {
-  const std::string job = "plan --model gpt3-175b --system dgx-a100 --nodes 32 --seq-len 2048 --global-batch 1024 "
-                          "--top 1 --json --dropout 0.1 --no-master-weights";
-  const auto r = run_cli(job);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto best = nlohmann::json::parse(r.out).at("plans").at(0);
-  const std::string command = best.at("command");
-  EXPECT_NE(command.find(" --no-master-weights --dropout 0.1 "), std::string::npos) << command;
-  const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
-  ASSERT_EQ(again.status, 0) << again.err;
-  EXPECT_EQ(nlohmann::json::parse(again.out).at("memory"), best.at("memory"));
-  EXPECT_EQ(best.at("memory").at("per_gpu").at("master_weights"), 0);
+  const Rerun r = best_and_rerun("plan --model gpt3-175b --system dgx-a100 --nodes 32 --seq-len 2048 "
+                                 "--global-batch 1024 --top 1 --json --dropout 0.1 --no-master-weights");
+  EXPECT_NE(r.command.find(" --no-master-weights --dropout 0.1 "), std::string::npos) << r.command;
+  EXPECT_EQ(r.estimate.at("memory"), r.best.at("memory"));
+  EXPECT_EQ(r.best.at("memory").at("per_gpu").at("master_weights"), 0);
 }
 
 // The runtime's own memory as measured on the user's GPUs (gpuplan-measure prints the CUDA context): plan counts
 // it in every layout, as estimate does, and its commands pass it on.
 TEST(PlanCli, MeasuredRuntimeOverheadsReachTheSearch) {
-  const std::string job = "plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --global-batch 64 --top 1 --json";
   const std::string measured = " --cuda-context 2GB --nccl-per-comm 1GB --allocator-factor 1.1";
-  const auto r = run_cli(job + measured);
-  ASSERT_EQ(r.status, 0) << r.err;
-  const auto best = nlohmann::json::parse(r.out).at("plans").at(0);
-  const std::string command = best.at("command");
-  EXPECT_NE(command.find(measured), std::string::npos) << command;
-  const auto again = run_cli(command.substr(std::string("gpuplan ").size()) + " --json");
-  ASSERT_EQ(again.status, 0) << again.err;
-  EXPECT_EQ(nlohmann::json::parse(again.out).at("memory"), best.at("memory"));
+  const Rerun r =
+      best_and_rerun("plan --model llama-3.1-8b --system dgx-h100 --nodes 1 --global-batch 64 --top 1 --json" + measured);
+  EXPECT_NE(r.command.find(measured), std::string::npos) << r.command;
+  EXPECT_EQ(r.estimate.at("memory"), r.best.at("memory"));
 }
 
 TEST(PlanCli, TopologyClusterFileGivesTheSameFabricAsSystem) {
