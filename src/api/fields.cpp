@@ -58,7 +58,6 @@ std::string shown(const json& v) { return v.is_string() ? "'" + v.get<std::strin
   throw InputError(std::string(path), shown(v), std::string(accepted));
 }
 
-
 double to_number(const json& v, std::string_view path) {
   constexpr const char* kAccepted = "a number";
   if (v.is_number()) return v.get<double>();
@@ -208,13 +207,13 @@ ordered_json value_json(const Slot& slot) {
       slot);
 }
 
-namespace {
-
 const Field* find_by_name(const FieldList& fields, std::string_view name) {
   for (const auto& f : fields.fields())
     if (f.info.name == name) return &f;
   return nullptr;
 }
+
+namespace {
 
 // The field a path names: its positive option where a flag has both (tied_embeddings / untied_embeddings).
 const Field* find_by_path(const FieldList& fields, std::string_view path) {

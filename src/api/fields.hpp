@@ -73,6 +73,9 @@ void check_bounds(const Request& request) {
 // 8K, 8Ki); throws InputError naming `path`.
 std::int64_t to_integer(const nlohmann::json& value, std::string_view path);
 
+// The field of an option name ("gpus"); nullptr when the request has none.
+const Field* find_by_name(const FieldList& fields, std::string_view name);
+
 // A field's value as JSON (null when not set), as write_fields writes it.
 nlohmann::ordered_json value_json(const Slot& slot);
 

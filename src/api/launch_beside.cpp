@@ -73,12 +73,8 @@ std::vector<std::string> changed_beside(const FieldList& file_only, const FieldL
 
 bool release_file_gpus(const FieldList& fields, const nlohmann::json& file_options, const nlohmann::json& document) {
   if (!file_options.contains("gpus")) return false;
-  const Field* nodes = nullptr;
-  const Field* gpus = nullptr;
-  for (const Field& f : fields.fields()) {
-    if (f.info.name == "nodes") nodes = &f;
-    if (f.info.name == "gpus") gpus = &f;
-  }
+  const Field* nodes = find_by_name(fields, "nodes");
+  const Field* gpus = find_by_name(fields, "gpus");
   if (nodes == nullptr || gpus == nullptr || !gives_path(fields, document, nodes->info.path) ||
       gives_path(fields, document, gpus->info.path))
     return false;

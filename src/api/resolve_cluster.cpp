@@ -40,7 +40,7 @@ Topology parse_topology_output(const std::string& text, const std::string& path)
 
 namespace {
 
-ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string& text, const HardwareCatalog& catalog,
+ResolvedCluster from_topology_output(const ClusterOptions& o, const Topology& topology, const HardwareCatalog& catalog,
                                      const std::optional<std::string>& gpu) {
   ResolvedCluster out;
   const GpuSpec* spec = nullptr;
@@ -49,7 +49,7 @@ ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string&
     spec = &out.gpu;
   }
   const double nic = o.nic_GBps.value_or(0);
-  out.fabric = fabric_from_topology(parse_topology_output(text, o.topology->path), spec, nic);
+  out.fabric = fabric_from_topology(topology, spec, nic);
   out.fabric.nodes = static_cast<int>(o.nodes.value_or(1));
   if (out.fabric.nodes > 1 && !(out.fabric.nic_per_gpu_GBps > 0))
     throw InputError("cluster.nodes", std::to_string(out.fabric.nodes),
@@ -59,9 +59,8 @@ ResolvedCluster from_topology_output(const ClusterOptions& o, const std::string&
   return out;
 }
 
-// What a topology's links suggest the GPU is, as `gpuplan topo` infers it: "--gpu h100-sxm-80gb (inferred from NV18
-// ...)";
-// "" when they suggest nothing.
+// What a topology's links suggest the GPU is, as `gpuplan topo` infers it: "--gpu h100-sxm-80gb (inferred from
+// NV18 ...)"; "" when they suggest nothing.
 std::string links_suggest(const Topology& topology, const HardwareCatalog& catalog) {
   TopologyOptions options;
   options.catalog = &catalog;
@@ -92,9 +91,10 @@ ResolvedCluster resolve_cluster(const ClusterOptions& o, const HardwareCatalog& 
   if (o.topology) {
     const std::string& text = file_text(*o.topology, "cluster.topology");
     if (!is_json_object(text)) {
-      ResolvedCluster out = from_topology_output(o, text, catalog, gpu);
+      const Topology topology = parse_topology_output(text, o.topology->path);
+      ResolvedCluster out = from_topology_output(o, topology, catalog, gpu);
       out.gpu_known = gpu.has_value();  // without one the links' generation is inferred, the compute is not
-      if (!gpu) out.gpu_guess = links_suggest(parse_topology_output(text, o.topology->path), catalog);
+      if (!gpu) out.gpu_guess = links_suggest(topology, catalog);
       return out;
     }
     Cluster c = cluster_from_json(catalog, text, o.topology->path);

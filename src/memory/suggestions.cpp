@@ -118,15 +118,14 @@ std::vector<Candidate> candidate_changes(const MemoryInputs& in, const Layout& b
                           [](MemoryInputs& m) { m.training.loss = Loss::chunked; }});
   // The global batch is stated where the job leaves it to the default (one microbatch per step), which the halved
   // micro-batch would halve too: the change keeps it, and the command says so to give the same total.
-  const std::string keep_batch =
-      in.training.global_batch > 0 ? std::string()
-                                   : fmt::format(" --global-batch {}", in.training.micro_batch * base.dp);
+  const bool batch_defaulted = in.training.global_batch == 0;
+  const std::int64_t kept_batch = batch_defaulted ? in.training.micro_batch * base.dp : in.training.global_batch;
   if (in.training.micro_batch > 1)
-    candidates.push_back({fmt::format("--micro-batch {}{}", in.training.micro_batch / 2, keep_batch),
+    candidates.push_back({fmt::format("--micro-batch {}{}", in.training.micro_batch / 2,
+                                      batch_defaulted ? fmt::format(" --global-batch {}", kept_batch) : ""),
                           "halve the micro-batch; gradient accumulation keeps the global batch",
-                          [base](MemoryInputs& m) {
-                            if (m.training.global_batch == 0)
-                              m.training.global_batch = m.training.micro_batch * base.dp;
+                          [kept_batch](MemoryInputs& m) {
+                            m.training.global_batch = kept_batch;
                             m.training.micro_batch /= 2;
                           }});
   const bool dp_even = base.dp % 2 == 0;
